@@ -1,0 +1,75 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// SyncHub: a real-time shared-board hub on libwebsockets, its replicated board
+/// engine, and a terminal client. See README.md for the map of the folders.
+let package = Package(
+    name: "SyncHub",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "synchub", targets: ["SyncHub"]),
+        .executable(name: "syncclient", targets: ["syncclient"]),
+        .library(name: "BoardCRDT", targets: ["BoardCRDT"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+    ],
+    targets: [
+        // C stays in these two rooms.
+        .systemLibrary(
+            name: "CLibWebsockets",
+            pkgConfig: "libwebsockets",
+            providers: [.apt(["libwebsockets-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSQLite",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+
+        // The pure core: the replicated board engine and its first kind.
+        .target(name: "BoardCRDT"),
+
+        // Wire messages shared by the hub and its clients (pure, no I/O).
+        .target(name: "SyncWire", dependencies: ["BoardCRDT"]),
+
+        // The one place that calls libwebsockets: server and client event loops.
+        .target(name: "WebSocketLoop", dependencies: ["CLibWebsockets"]),
+
+        .executableTarget(
+            name: "SyncHub",
+            dependencies: [
+                "BoardCRDT", "SyncWire", "WebSocketLoop", "CSQLite",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            resources: [.copy("Web")]
+        ),
+        .executableTarget(
+            name: "syncclient",
+            dependencies: [
+                "BoardCRDT", "SyncWire", "WebSocketLoop",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
+
+        // Benchmarks (never timed tests): see BENCHMARKS.md.
+        .executableTarget(name: "crdt-bench", dependencies: ["BoardCRDT"], path: "Benchmarks/CRDTBench"),
+        .executableTarget(
+            name: "raw-broadcaster",
+            path: "Benchmarks/RawBroadcaster",
+            linkerSettings: [.linkedLibrary("websockets")]
+        ),
+
+        .testTarget(name: "BoardCRDTTests", dependencies: ["BoardCRDT"]),
+        .testTarget(name: "SyncHubTests", dependencies: ["SyncHub", "SyncWire", "BoardCRDT"]),
+        .testTarget(name: "SyncClientTests", dependencies: ["syncclient", "SyncWire", "BoardCRDT"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["SyncWire"]),
+    ]
+)

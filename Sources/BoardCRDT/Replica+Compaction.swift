@@ -1,0 +1,151 @@
+/// What one replica sends another so it catches up: the sender's checkpoint
+/// when the receiver is behind it, and the operations the receiver lacks.
+public struct Delta<Kind: BoardKind>: Equatable, Codable, Sendable {
+    public var checkpoint: Checkpoint<Kind>?
+    public var operations: [Operation<Kind.Change>]
+
+    public init(checkpoint: Checkpoint<Kind>? = nil, operations: [Operation<Kind.Change>] = []) {
+        self.checkpoint = checkpoint
+        self.operations = operations
+    }
+}
+
+/// What adopting a checkpoint did.
+public struct AdoptReport<Change: Equatable & Codable & Sendable>: Sendable {
+    /// False when the checkpoint was not newer than the replica's own.
+    public var adopted = false
+    /// This replica's own operations that had missed the checkpoint and were
+    /// recorded again, as new operations under a new replica id.
+    public var rebased: [Operation<Change>] = []
+}
+
+/// Why a checkpoint cannot be adopted.
+public enum CheckpointRefusal: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The checkpoint leaves out operations this replica's own checkpoint
+    /// holds: it comes from another line of compactions.
+    case divergent
+
+    public var description: String {
+        "this checkpoint lacks operations the board's own checkpoint holds; it was made from a different history"
+    }
+}
+
+extension Replica {
+    /// Folds all but the newest `limits.keptOperations` operations into the
+    /// checkpoint once the log has grown to twice that, so compaction costs
+    /// O(1) amortised per operation.
+    mutating func compactIfNeeded() {
+        guard limits.compacts, log.count >= 2 * limits.keptOperations else { return }
+        compact(keeping: limits.keptOperations)
+    }
+
+    /// Folds the log's prefix into the checkpoint, keeping the newest `kept`
+    /// operations. Operations stamped at or before the new frontier that
+    /// arrive later are refused as stale (their senders rebase).
+    public mutating func compact(keeping kept: Int = 0) {
+        let cut = log.count - max(0, kept)
+        guard cut > 0 else { return }
+        var folded = checkpoint
+        for op in log[..<cut] {
+            _ = Kind.apply(op.change, id: op.id, to: &folded.state)
+            folded.versions[op.id.replica] = max(folded.versions[op.id.replica], op.id.seq)
+        }
+        folded.frontier = log[cut - 1].stamp
+        checkpoint = folded
+        log.removeFirst(cut)
+        outcomes.removeFirst(cut)
+        // Out-of-order operations now behind the frontier can never integrate.
+        let behind = pending.filter { $0.value.values.contains { $0.stamp <= folded.frontier } }
+        for replica in behind.keys { retire(replica) }
+    }
+
+    /// What a replica holding `remote` (and a checkpoint at `remoteFrontier`)
+    /// lacks. The checkpoint is included when the remote's is older, so client
+    /// replicas follow the hub's compactions and stay bounded too.
+    public func delta(for remote: VersionVector, remoteFrontier: Stamp) -> Delta<Kind> {
+        let includeCheckpoint = remoteFrontier < checkpoint.frontier
+        let known = includeCheckpoint ? mergedCover(remote, checkpoint.versions) : remote
+        return Delta(
+            checkpoint: includeCheckpoint ? checkpoint : nil,
+            operations: log.filter { !known.covers($0.id) }
+        )
+    }
+
+    private func mergedCover(_ a: VersionVector, _ b: VersionVector) -> VersionVector {
+        var merged = a
+        for (replica, seq) in b.entries where seq > merged[replica] { merged[replica] = seq }
+        return merged
+    }
+
+    /// Catches up from another replica's delta: adopts its checkpoint when
+    /// newer, then integrates its operations.
+    public mutating func apply(
+        _ delta: Delta<Kind>,
+        freshID: () -> ReplicaID
+    ) -> (adopt: AdoptReport<Kind.Change>, merge: MergeReport<Kind.Refusal>) {
+        var adoptReport = AdoptReport<Kind.Change>()
+        var mergeReport = MergeReport<Kind.Refusal>()
+        if let checkpoint = delta.checkpoint {
+            do {
+                adoptReport = try adopt(checkpoint, freshID: freshID)
+            } catch {
+                // A divergent checkpoint is ignored; the operations may still merge.
+            }
+        }
+        mergeReport = receive(delta.operations)
+        return (adoptReport, mergeReport)
+    }
+
+    /// Replaces this replica's checkpoint with a newer one.
+    ///
+    /// Operations the new checkpoint holds leave the log. An operation stamped
+    /// at or before its frontier that it does not hold was made by a replica
+    /// that was away across the compaction: that replica's operations after
+    /// the checkpoint are dropped here, exactly as `receive` refuses them, so
+    /// every replica drops the same ones. If they are this replica's own, it
+    /// takes a fresh id and records their changes again as new operations:
+    /// the intents survive, stamped after the checkpoint (docs/SEMANTICS.md).
+    @discardableResult
+    public mutating func adopt(_ newCheckpoint: Checkpoint<Kind>, freshID: () -> ReplicaID) throws(CheckpointRefusal) -> AdoptReport<Kind.Change> {
+        var report = AdoptReport<Kind.Change>()
+        guard newCheckpoint.frontier > checkpoint.frontier else { return report }
+        guard newCheckpoint.versions.dominates(checkpoint.versions) else { throw .divergent }
+
+        var late: Set<ReplicaID> = []
+        for op in log where !newCheckpoint.versions.covers(op.id) && op.stamp <= newCheckpoint.frontier {
+            late.insert(op.id.replica)
+        }
+        var ownLate: [Kind.Change] = []
+        var kept: [Op] = []
+        for op in log where !newCheckpoint.versions.covers(op.id) {
+            if late.contains(op.id.replica) {
+                if op.id.replica == id { ownLate.append(op.change) }
+            } else {
+                kept.append(op)
+            }
+        }
+        checkpoint = newCheckpoint
+        log = kept
+        outcomes = Array(repeating: .unchanged, count: kept.count)
+        var newVersions = newCheckpoint.versions
+        for (replica, seq) in versions.entries where !late.contains(replica) && seq > newVersions[replica] {
+            newVersions[replica] = seq
+        }
+        versions = newVersions
+        for replica in late { retire(replica) }
+        for (replica, ops) in pending {
+            let remaining = ops.filter { !versions.covers($0.value.id) }
+            pendingCount -= ops.count - remaining.count
+            pending[replica] = remaining.isEmpty ? nil : remaining
+        }
+        clock = max(clock, newCheckpoint.frontier.lamport)
+        replay()
+        report.adopted = true
+
+        if late.contains(id) {
+            id = freshID()
+            for change in ownLate { report.rebased.append(record(change)) }
+        }
+        return report
+    }
+}

@@ -1,0 +1,148 @@
+/// Why a received operation was not integrated. None of these change the
+/// replica's state; each says what the sender should do.
+public enum MergeRefusal: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Stamped at or before the checkpoint, and not part of it: its sender
+    /// was away across a compaction and must adopt the checkpoint and rebase.
+    case stale(OperationID, frontier: Stamp)
+    /// Sequence number 0, Lamport time 0 or beyond `Replica.maxLamport`.
+    case malformed(OperationID, reason: String)
+    /// The replica's clock ran backwards between two of its operations.
+    case clockWentBack(OperationID)
+    /// Too many out-of-order operations are waiting; this one was dropped
+    /// and will come again with the next sync.
+    case pendingFull(OperationID)
+
+    public var description: String {
+        switch self {
+        case let .stale(id, frontier):
+            "operation \(id) predates the board's checkpoint at \(frontier); fetch the checkpoint and send it again as a new operation"
+        case let .malformed(id, reason): "operation \(id) is malformed: \(reason)"
+        case let .clockWentBack(id): "operation \(id) has an older Lamport time than its replica's previous operation"
+        case let .pendingFull(id): "operation \(id) arrived too far ahead of its predecessors; send the earlier ones first"
+        }
+    }
+}
+
+/// What a merge did.
+public struct MergeReport<Refusal: Equatable & Sendable>: Sendable {
+    /// Operations newly integrated (in the order they were integrated).
+    public var integrated: [OperationID] = []
+    /// Already known: ignored (C1, duplicate delivery).
+    public var duplicates = 0
+    /// Held until an earlier operation of the same replica arrives.
+    public var buffered = 0
+    public var refused: [MergeRefusal] = []
+    /// This replica's own operations whose outcome changed because of the
+    /// merge, for instance a select refused because concurrent ones filled the board (C4).
+    public var changedOutcomes: [(OperationID, Outcome<Refusal>)] = []
+
+    public var changedState: Bool = false
+}
+
+extension Replica {
+    /// Lamport times above this are refused so the clock can never overflow.
+    public static var maxLamport: UInt64 { UInt64.max >> 2 }
+
+    /// Integrates operations from another replica, in any order, with
+    /// duplicates. Never traps on any input.
+    @discardableResult
+    public mutating func receive(_ operations: [Op]) -> MergeReport<Kind.Refusal> {
+        var report = MergeReport<Kind.Refusal>()
+        let stateBefore = state
+        var needsReplay = false
+        for op in operations {
+            receiveOne(op, report: &report, needsReplay: &needsReplay)
+        }
+        if needsReplay {
+            report.changedOutcomes = replay()
+        }
+        compactIfNeeded()
+        report.changedState = state != stateBefore
+        return report
+    }
+
+    /// Integrates one operation; see `receive(_:)`.
+    @discardableResult
+    public mutating func receive(_ operation: Op) -> MergeReport<Kind.Refusal> {
+        receive([operation])
+    }
+
+    private mutating func receiveOne(_ op: Op, report: inout MergeReport<Kind.Refusal>, needsReplay: inout Bool) {
+        let replica = op.id.replica
+        guard op.id.seq > 0, op.lamport > 0, op.lamport <= Self.maxLamport else {
+            report.refused.append(.malformed(op.id, reason: "sequence numbers and Lamport times start at 1 and stay below 2^62"))
+            return
+        }
+        if versions.covers(op.id) {
+            report.duplicates += 1
+            return
+        }
+        if retired.contains(replica) {
+            report.refused.append(.stale(op.id, frontier: checkpoint.frontier))
+            return
+        }
+        if op.id.seq > versions[replica] + 1 {
+            if pending[replica]?[op.id.seq] != nil {
+                report.duplicates += 1
+            } else if pendingCount >= limits.maxPending {
+                report.refused.append(.pendingFull(op.id))
+            } else {
+                pending[replica, default: [:]][op.id.seq] = op
+                pendingCount += 1
+                report.buffered += 1
+            }
+            return
+        }
+        var next: Op? = op
+        while let current = next {
+            guard integrate(current, report: &report, needsReplay: &needsReplay) else { break }
+            next = pending[replica]?.removeValue(forKey: versions[replica] + 1)
+            if next != nil { pendingCount -= 1 }
+        }
+    }
+
+    /// Integrates the next operation of its replica. Returns false when the
+    /// replica's history stops here.
+    private mutating func integrate(_ op: Op, report: inout MergeReport<Kind.Refusal>, needsReplay: inout Bool) -> Bool {
+        let replica = op.id.replica
+        if let last = lastLamport[replica], op.lamport <= last {
+            report.refused.append(.clockWentBack(op.id))
+            return false
+        }
+        if op.stamp <= checkpoint.frontier {
+            report.refused.append(.stale(op.id, frontier: checkpoint.frontier))
+            retire(replica)
+            return false
+        }
+        versions[replica] = op.id.seq
+        lastLamport[replica] = op.lamport
+        clock = max(clock, op.lamport)
+        report.integrated.append(op.id)
+        if !needsReplay, log.last.map({ $0.stamp < op.stamp }) ?? true {
+            log.append(op)
+            outcomes.append(Kind.apply(op.change, id: op.id, to: &state))
+        } else {
+            log.insert(op, at: insertionIndex(for: op.stamp))
+            outcomes.append(.unchanged) // placeholder, replaced by the replay
+            needsReplay = true
+        }
+        return true
+    }
+
+    /// A replica whose history crossed a checkpoint it was not part of: its
+    /// later operations are refused until it comes back under a new id.
+    mutating func retire(_ replica: ReplicaID) {
+        retired.insert(replica)
+        if let dropped = pending.removeValue(forKey: replica) { pendingCount -= dropped.count }
+    }
+
+    /// Binary search: the first index whose stamp is greater than `stamp`.
+    func insertionIndex(for stamp: Stamp) -> Int {
+        var low = 0, high = log.count
+        while low < high {
+            let mid = (low + high) / 2
+            if log[mid].stamp < stamp { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+}
