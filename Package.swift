@@ -5,7 +5,7 @@ import PackageDescription
 /// engine, and a terminal client. See README.md for the map of the folders.
 let package = Package(
     name: "SyncHub",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "synchub", targets: ["SyncHub"]),
         .executable(name: "syncclient", targets: ["syncclient"]),

@@ -141,6 +141,8 @@ extension Replica {
         clock = max(clock, newCheckpoint.frontier.lamport)
         replay()
         report.adopted = true
+        let ready = takeReadyPending()
+        if !ready.isEmpty { receive(ready) }
 
         if late.contains(id) {
             id = freshID()

@@ -96,9 +96,29 @@ extension Replica {
         var next: Op? = op
         while let current = next {
             guard integrate(current, report: &report, needsReplay: &needsReplay) else { break }
-            next = pending[replica]?.removeValue(forKey: versions[replica] + 1)
-            if next != nil { pendingCount -= 1 }
+            // A copy buffered earlier may have become ready through a checkpoint.
+            _ = takePending(replica, seq: current.id.seq)
+            next = takePending(replica, seq: versions[replica] + 1)
         }
+    }
+
+    /// Removes and returns a buffered operation, dropping the replica's
+    /// entry when it empties so the buffer holds nothing for idle replicas.
+    mutating func takePending(_ replica: ReplicaID, seq: UInt64) -> Op? {
+        guard let op = pending[replica]?.removeValue(forKey: seq) else { return nil }
+        pendingCount -= 1
+        if pending[replica]?.isEmpty == true { pending[replica] = nil }
+        return op
+    }
+
+    /// Buffered operations whose predecessor is now integrated (a checkpoint
+    /// can cover the gap they waited on), removed from the buffer.
+    mutating func takeReadyPending() -> [Op] {
+        var ready: [Op] = []
+        for replica in Array(pending.keys) {
+            if let op = takePending(replica, seq: versions[replica] + 1) { ready.append(op) }
+        }
+        return ready
     }
 
     /// Integrates the next operation of its replica. Returns false when the

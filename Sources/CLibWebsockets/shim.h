@@ -1,0 +1,40 @@
+#ifndef SYNCHUB_CLIBWEBSOCKETS_SHIM_H
+#define SYNCHUB_CLIBWEBSOCKETS_SHIM_H
+
+#include <libwebsockets.h>
+
+/// The headroom lws_write needs before every payload (a macro in C).
+static inline size_t swlws_pre(void) { return LWS_PRE; }
+
+/// Writes the status line and common headers of an HTTP response whose body
+/// follows with LWS_WRITE_HTTP_FINAL. Returns nonzero on failure.
+static inline int swlws_write_http_headers(struct lws *wsi, unsigned int status,
+                                           const char *content_type, size_t body_length,
+                                           int no_store)
+{
+    unsigned char buffer[LWS_PRE + 1024];
+    unsigned char *start = &buffer[LWS_PRE], *p = start, *end = &buffer[sizeof(buffer) - 1];
+    if (lws_add_http_common_headers(wsi, status, content_type, (lws_filepos_t)body_length, &p, end))
+        return 1;
+    if (no_store && lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:",
+                                                (const unsigned char *)"no-store", 8, &p, end))
+        return 1;
+    if (lws_finalize_write_http_header(wsi, start, &p, end))
+        return 1;
+    return 0;
+}
+
+/// Copies the request URI into `buffer`; returns its length or -1.
+static inline int swlws_request_path(struct lws *wsi, char *buffer, int length)
+{
+    return lws_hdr_copy(wsi, buffer, length, WSI_TOKEN_GET_URI);
+}
+
+/// The peer's address as text, or "" (used in logs only).
+static inline void swlws_peer_address(struct lws *wsi, char *buffer, size_t length)
+{
+    buffer[0] = 0;
+    lws_get_peer_simple(wsi, buffer, length);
+}
+
+#endif

@@ -1,0 +1,225 @@
+import BoardCRDT
+import SyncWire
+
+/// What happens to the hub: the shell translates libwebsockets and store
+/// callbacks into these.
+enum HubEvent {
+    /// A connection's upgrade to `/boards/NAME` completed; `stored` is the
+    /// board as the store holds it when the hub did not hold it yet.
+    case joined(connection: UInt64, board: String, stored: StoredBoard?)
+    case left(connection: UInt64)
+    /// One complete text frame (binary frames arrive as `.binary`).
+    case frame(connection: UInt64, Result<ClientMessage, ProtocolError>)
+    case binary(connection: UInt64)
+    /// The store made these records durable (or, in memory, at once).
+    case committed([DurableRecord])
+}
+
+/// What the shell must do.
+enum HubAction: Equatable {
+    /// A frame for one connection, in order with its other replies.
+    case send(connection: UInt64, frame: String)
+    /// The newest state of a board for these connections; a newer one may
+    /// replace it before it is written (conflation). Encoded once.
+    case publish(frame: String, to: [UInt64])
+    /// Must-arrive frames shared by several connections (replica relays).
+    case relay(frame: String, to: [UInt64])
+    case close(connection: UInt64, code: UInt16, reason: String)
+}
+
+/// The hub's protocol as a state machine: events in, actions out, no I/O.
+/// The libwebsockets callback only translates (STYLE: pure core, thin shell).
+struct HubCore {
+    let hubReplica: ReplicaID
+    let limits: HubLimits
+    private(set) var boards: [String: BoardRoom] = [:]
+    /// Which board each connection is on.
+    private(set) var boardOf: [UInt64: String] = [:]
+    /// Records not yet handed to the store; `takeRecords()` empties it.
+    private var outbox: [DurableRecord] = []
+    var counters = HubCounters()
+    var now: UInt64 = 0
+
+    init(hubReplica: ReplicaID, limits: HubLimits) {
+        self.hubReplica = hubReplica
+        self.limits = limits
+    }
+
+    /// Whether a new connection to `board` may join; the shell asks before the upgrade.
+    func admits(board: String) -> PathRefusal? {
+        if let room = boards[board] {
+            return room.members.count >= limits.maxClientsPerBoard
+                ? PathRefusal(status: 503, message: "board \(board) is full: \(limits.maxClientsPerBoard) connections")
+                : nil
+        }
+        return boards.count >= limits.maxBoards
+            ? PathRefusal(status: 503, message: "the hub holds its limit of \(limits.maxBoards) boards; try later")
+            : nil
+    }
+
+    func holds(board: String) -> Bool { boards[board] != nil }
+
+    mutating func handle(_ event: HubEvent) -> [HubAction] {
+        var actions: [HubAction] = []
+        switch event {
+        case let .joined(connection, board, stored):
+            join(connection, board: board, stored: stored)
+        case let .left(connection):
+            leave(connection)
+        case let .frame(connection, .success(message)):
+            counters.messagesIn += 1
+            receive(message, from: connection, actions: &actions)
+        case let .frame(connection, .failure(error)):
+            counters.messagesIn += 1
+            refuseFrame(error, from: connection, actions: &actions)
+        case let .binary(connection):
+            counters.messagesIn += 1
+            refuseFrame(ProtocolError("binary_frame", "frames are JSON text; binary frames are not accepted"), from: connection, actions: &actions)
+        case let .committed(records):
+            committed(records, actions: &actions)
+        }
+        return actions
+    }
+
+    /// Records made since the last call, for the store (group commit).
+    mutating func takeRecords() -> [DurableRecord] {
+        defer { outbox.removeAll(keepingCapacity: true) }
+        return outbox
+    }
+
+    /// State frames for every board whose state or membership changed since
+    /// the last call: one frame per board, however many changes it folds.
+    mutating func publishChanged() -> [HubAction] {
+        var actions: [HubAction] = []
+        for name in boards.keys where boards[name]?.needsPublish == true {
+            guard let room = boards[name] else { continue }
+            room.needsPublish = false
+            let frame = HubMessage.state(board: name, version: room.durableVersion, order: room.durableOrder,
+                                         clients: room.members.count, names: room.names)
+            actions.append(.publish(frame: frame, to: Array(room.members.keys)))
+            counters.statesPublished += 1
+        }
+        return actions
+    }
+
+    /// Boards empty for longer than the eviction delay leave memory (the
+    /// store keeps them). Returns the evicted names.
+    mutating func evictIdle(durable: Bool) -> [String] {
+        guard durable else { return [] }
+        let bound = limits.evictAfterSeconds * 1_000_000_000
+        let idle = boards.values.filter { room in
+            room.members.isEmpty && room.recordsInFlight == 0 && room.emptySince.map { now >= $0 + bound } == true
+        }.map(\.name)
+        for name in idle { boards[name] = nil }
+        counters.boardsEvicted += UInt64(idle.count)
+        return idle
+    }
+
+    // MARK: Membership
+
+    private mutating func join(_ connection: UInt64, board: String, stored: StoredBoard?) {
+        if boards[board] == nil {
+            boards[board] = BoardRoom(name: board, hubReplica: hubReplica, stored: stored, keptOperations: limits.keptOperations)
+            counters.boardsLoaded += 1
+        }
+        boards[board]?.members[connection] = Member(
+            messages: RateLimiter(rate: limits.messagesPerSecond, burst: limits.messageBurst, now: now),
+            badFrames: RateLimiter(rate: limits.badFramesPerSecond, burst: limits.badFrameBurst, now: now))
+        boards[board]?.emptySince = nil
+        boards[board]?.needsPublish = true
+        boardOf[connection] = board
+    }
+
+    private mutating func leave(_ connection: UInt64) {
+        guard let board = boardOf.removeValue(forKey: connection) else { return }
+        boards[board]?.members[connection] = nil
+        boards[board]?.needsPublish = true
+        if boards[board]?.members.isEmpty == true { boards[board]?.emptySince = now }
+    }
+
+    // MARK: Frames
+
+    private mutating func receive(_ message: ClientMessage, from connection: UInt64, actions: inout [HubAction]) {
+        guard let board = boardOf[connection], let room = boards[board] else { return }
+        guard room.members[connection]?.messages.allow(now: now) == true else {
+            counters.rateLimited += 1
+            refuseFrame(ProtocolError("rate_limited", "more than \(Int(limits.messagesPerSecond)) messages a second; this one was dropped"),
+                        from: connection, actions: &actions)
+            return
+        }
+        switch message {
+        case let .intent(intent, ref):
+            perform(intent, ref: ref, by: connection, in: room)
+        case let .hello(hello):
+            greet(hello, from: connection, in: room, actions: &actions)
+        case let .operations(operations, ref):
+            merge(operations, ref: ref, from: connection, in: room, actions: &actions)
+        }
+    }
+
+    /// Answers a frame the hub cannot take with a coded error; a client that
+    /// keeps doing so is closed (1008).
+    private mutating func refuseFrame(_ error: ProtocolError, from connection: UInt64, actions: inout [HubAction]) {
+        counters.errorsSent += 1
+        guard let board = boardOf[connection] else { return }
+        if boards[board]?.members[connection]?.badFrames.allow(now: now) == false {
+            actions.append(.close(connection: connection, code: 1008, reason: "too many refused frames"))
+            return
+        }
+        actions.append(.send(connection: connection, frame: HubMessage.error(error)))
+    }
+
+    // MARK: Durability
+
+    mutating func record(_ record: DurableRecord, in room: BoardRoom) {
+        var record = record
+        if room.replica.checkpoint.frontier != room.storedFrontier {
+            record.checkpoint = room.replica.checkpoint
+            room.storedFrontier = room.replica.checkpoint.frontier
+        }
+        room.recordsInFlight += 1
+        outbox.append(record)
+    }
+
+    private mutating func committed(_ records: [DurableRecord], actions: inout [HubAction]) {
+        for record in records {
+            counters.recordsCommitted += 1
+            for reply in record.replies {
+                actions.append(.send(connection: reply.connection, frame: reply.frame))
+            }
+            guard let room = boards[record.board] else { continue }
+            room.recordsInFlight -= 1
+            if record.version > room.durableVersion || record.version == room.durableVersion && record.order != room.durableOrder {
+                room.durableVersion = record.version
+                room.durableOrder = record.order
+                room.needsPublish = true
+            }
+            if !record.operations.isEmpty {
+                let others = room.members.filter { $0.key != record.author && $0.value.replica != nil }.map(\.key)
+                if !others.isEmpty {
+                    actions.append(.relay(frame: HubMessage.operations(record.operations, board: room.name, version: record.version), to: others))
+                }
+            }
+            if let checkpoint = record.checkpoint {
+                let replicas = room.members.filter { $0.value.replica != nil }.map(\.key)
+                if !replicas.isEmpty {
+                    actions.append(.relay(frame: HubMessage.checkpoint(checkpoint, board: room.name, version: record.version), to: replicas))
+                }
+            }
+            if room.members.isEmpty, room.emptySince == nil { room.emptySince = now }
+        }
+    }
+}
+
+/// Counters the shell exports on /metrics.
+struct HubCounters: Equatable {
+    var messagesIn: UInt64 = 0
+    var operationsApplied: UInt64 = 0
+    var operationsRefused: UInt64 = 0
+    var errorsSent: UInt64 = 0
+    var rateLimited: UInt64 = 0
+    var statesPublished: UInt64 = 0
+    var recordsCommitted: UInt64 = 0
+    var boardsLoaded: UInt64 = 0
+    var boardsEvicted: UInt64 = 0
+}

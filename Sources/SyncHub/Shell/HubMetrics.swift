@@ -1,0 +1,65 @@
+import Prometheus
+import WebSocketLoop
+
+/// The `/metrics` page: Prometheus text format from swift-prometheus. The
+/// hot path only bumps plain integers (`HubCounters`, `ServerStats`); they
+/// are carried into the registry when the page is scraped.
+final class HubMetrics {
+    private let registry = PrometheusCollectorRegistry()
+    private let connections: Gauge
+    private let boards: Gauge
+    private let messagesIn: Counter
+    private let messagesOut: Counter
+    private let applied: Counter
+    private let refused: Counter
+    private let errors: Counter
+    private let rateLimited: Counter
+    private let drops: Counter
+    private let stalled: Counter
+    private let oversized: Counter
+    private let committed: Counter
+    private let evicted: Counter
+    private var lastCounters = HubCounters()
+    private var lastStats = ServerStats()
+
+    init() {
+        connections = registry.makeGauge(name: "synchub_connections", help: "Open WebSocket connections")
+        boards = registry.makeGauge(name: "synchub_boards", help: "Boards held in memory")
+        messagesIn = registry.makeCounter(name: "synchub_messages_in_total", help: "Frames received from clients")
+        messagesOut = registry.makeCounter(name: "synchub_messages_out_total", help: "Frames written to clients")
+        applied = registry.makeCounter(name: "synchub_operations_applied_total", help: "Operations merged into boards")
+        refused = registry.makeCounter(name: "synchub_operations_refused_total", help: "Intents or operations refused (board full, stale, ...)")
+        errors = registry.makeCounter(name: "synchub_errors_sent_total", help: "error frames sent for malformed input")
+        rateLimited = registry.makeCounter(name: "synchub_rate_limited_total", help: "Frames dropped by the per-connection rate limit")
+        drops = registry.makeCounter(name: "synchub_send_queue_drops_total", help: "Board states replaced by a newer one before a slow client took them")
+        stalled = registry.makeCounter(name: "synchub_slow_clients_closed_total", help: "Connections closed for leaving frames unread")
+        oversized = registry.makeCounter(name: "synchub_oversized_messages_total", help: "Connections closed for a too large message")
+        committed = registry.makeCounter(name: "synchub_records_committed_total", help: "Changes made durable (or merged, in memory)")
+        evicted = registry.makeCounter(name: "synchub_boards_evicted_total", help: "Idle boards dropped from memory")
+    }
+
+    /// Brings the registry up to date and renders it.
+    func render(counters: HubCounters, stats: ServerStats, connectionCount: Int, boardCount: Int) -> [UInt8] {
+        connections.set(Int64(connectionCount))
+        boards.set(Int64(boardCount))
+        func bump(_ counter: Counter, _ now: UInt64, _ before: UInt64) {
+            if now > before { counter.increment(by: Int64(now - before)) }
+        }
+        bump(messagesIn, counters.messagesIn, lastCounters.messagesIn)
+        bump(applied, counters.operationsApplied, lastCounters.operationsApplied)
+        bump(refused, counters.operationsRefused, lastCounters.operationsRefused)
+        bump(errors, counters.errorsSent, lastCounters.errorsSent)
+        bump(rateLimited, counters.rateLimited, lastCounters.rateLimited)
+        bump(committed, counters.recordsCommitted, lastCounters.recordsCommitted)
+        bump(evicted, counters.boardsEvicted, lastCounters.boardsEvicted)
+        bump(messagesOut, stats.framesWritten, lastStats.framesWritten)
+        bump(drops, stats.statesReplaced, lastStats.statesReplaced)
+        bump(stalled, stats.stalledClosed, lastStats.stalledClosed)
+        bump(oversized, stats.oversizedClosed, lastStats.oversizedClosed)
+        lastCounters = counters
+        lastStats = stats
+        var buffer: [UInt8] = []
+        registry.emit(into: &buffer)
+        return buffer
+    }
+}

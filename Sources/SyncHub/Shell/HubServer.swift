@@ -1,0 +1,173 @@
+import BoardCRDT
+import Foundation
+import Logging
+import SyncWire
+import WebSocketLoop
+
+/// The thin shell around `HubCore`: translates server and store events into
+/// core events and carries out the core's actions. Runs on the service thread.
+final class HubServer: ServerDelegate, @unchecked Sendable {
+    // Sendable: all state is touched only on the server's service thread;
+    // the store writer reaches it through `server.post`.
+    let server: WebSocketServer
+    private var core: HubCore
+    private let reader: BoardStore?
+    private let writer: GroupCommitWriter?
+    private let echoEnabled: Bool
+    private let metrics = HubMetrics()
+    private let web = WebAssets()
+    private let logger: Logger
+    private(set) var storeFailure: StoreError?
+
+    init(options: ServerOptions, limits: HubLimits, dataDirectory: String?, echo: Bool, logger: Logger) throws {
+        server = WebSocketServer(options: options)
+        core = HubCore(hubReplica: .random(), limits: limits)
+        echoEnabled = echo
+        self.logger = logger
+        if let dataDirectory {
+            reader = try BoardStore(directory: dataDirectory)
+            writer = GroupCommitWriter(store: try BoardStore(directory: dataDirectory))
+        } else {
+            reader = nil
+            writer = nil
+        }
+        server.delegate = self
+    }
+
+    // MARK: ServerDelegate
+
+    func route(path: String) -> Result<Route, HTTPRefusal> {
+        if path == "/echo" {
+            return echoEnabled ? .success(.echo) : .failure(HTTPRefusal(status: 404, message: "the echo endpoint is off (start the hub with --echo)"))
+        }
+        switch BoardPath.boardName(inPath: path) {
+        case let .failure(refusal):
+            return .failure(HTTPRefusal(status: refusal.status, message: refusal.message))
+        case let .success(board):
+            if let refusal = core.admits(board: board) {
+                return .failure(HTTPRefusal(status: refusal.status, message: refusal.message))
+            }
+            return .success(.board(board))
+        }
+    }
+
+    func opened(_ connection: ServerConnection) {
+        guard case let .board(board) = connection.route else { return }
+        var stored: StoredBoard?
+        if !core.holds(board: board), let reader {
+            do {
+                stored = try reader.load(board: board)
+            } catch {
+                logger.error("cannot load board", metadata: ["board": "\(board)", "error": "\(error)"])
+                server.close(connection, code: 1011, reason: "board could not be loaded")
+                return
+            }
+        }
+        core.now = WebSocketServer.nowNanos()
+        carryOut(core.handle(.joined(connection: connection.id, board: board, stored: stored)))
+    }
+
+    func received(_ connection: ServerConnection, message: UnsafeRawBufferPointer, isText: Bool) {
+        if connection.route == .echo {
+            server.send(OutgoingFrame(bytes: message, isText: isText), to: connection)
+            return
+        }
+        core.now = WebSocketServer.nowNanos()
+        if !isText {
+            carryOut(core.handle(.binary(connection: connection.id)))
+            return
+        }
+        let parsed: Result<ClientMessage, ProtocolError>
+        do throws(ProtocolError) {
+            parsed = .success(try ClientMessage.parse(message))
+        } catch {
+            parsed = .failure(error)
+        }
+        carryOut(core.handle(.frame(connection: connection.id, parsed)))
+    }
+
+    func closed(_ connection: ServerConnection) {
+        guard case .board = connection.route else { return }
+        core.now = WebSocketServer.nowNanos()
+        carryOut(core.handle(.left(connection: connection.id)))
+    }
+
+    func respond(toGET path: String) -> HTTPResponse {
+        let bare = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path
+        switch bare {
+        case "/healthz":
+            return HTTPResponse(status: storeFailure == nil ? 200 : 503, contentType: "text/plain",
+                                body: Array((storeFailure == nil ? "ok\n" : "store failed\n").utf8))
+        case "/metrics":
+            let body = metrics.render(counters: core.counters, stats: server.stats,
+                                      connectionCount: server.connections.count, boardCount: core.boards.count)
+            return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: body)
+        default:
+            if let file = web.file(for: bare) {
+                return HTTPResponse(status: 200, contentType: file.type, body: file.body, cacheable: false)
+            }
+            return HTTPResponse(status: 404, contentType: "text/plain",
+                                body: Array("not found: boards are at ws://HOST:PORT/boards/NAME, the page at /\n".utf8))
+        }
+    }
+
+    func tick(nowNanos: UInt64) {
+        core.now = nowNanos
+        let evicted = core.evictIdle(durable: reader != nil)
+        if !evicted.isEmpty { logger.debug("evicted idle boards", metadata: ["count": "\(evicted.count)"]) }
+    }
+
+    func serviceLoopDidRun() {
+        let records = core.takeRecords()
+        if !records.isEmpty {
+            if let writer {
+                writer.submit(records)
+            } else {
+                carryOut(core.handle(.committed(records)))
+            }
+        }
+        carryOut(core.publishChanged())
+    }
+
+    // MARK: Store
+
+    func attachWriter() {
+        writer?.onCommitted = { [weak self] records in
+            guard let self else { return }
+            server.post { [self] in
+                carryOut(core.handle(.committed(records)))
+                carryOut(core.publishChanged())
+            }
+        }
+        writer?.onFailure = { [weak self] error in
+            guard let self else { return }
+            server.post { [self] in
+                storeFailure = error
+                logger.critical("store failed; stopping so nothing unstored is acknowledged", metadata: ["error": "\(error)"])
+                server.stop()
+            }
+        }
+        writer?.start()
+    }
+
+    func flushStore() { writer?.stopAndFlush() }
+
+    // MARK: Actions
+
+    private func carryOut(_ actions: [HubAction]) {
+        for action in actions {
+            switch action {
+            case let .send(id, frame):
+                if let connection = server.connections[id] { server.send(OutgoingFrame(text: frame), to: connection) }
+            case let .publish(frame, ids):
+                let shared = OutgoingFrame(text: frame)
+                for id in ids { if let connection = server.connections[id] { server.sendLatest(shared, to: connection) } }
+            case let .relay(frame, ids):
+                let shared = OutgoingFrame(text: frame)
+                for id in ids { if let connection = server.connections[id] { server.send(shared, to: connection) } }
+            case let .close(id, code, reason):
+                if let connection = server.connections[id] { server.close(connection, code: code, reason: reason) }
+            }
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import CSQLite
+import Foundation
+
+/// Why the store failed; the hub logs it and stops rather than ack what it could not keep.
+struct StoreError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// A SQLite connection and its prepared statements. Used by one thread at a
+/// time (the store writer, or the service thread for loads, under a lock).
+final class SQLiteDatabase {
+    private var handle: OpaquePointer?
+
+    init(path: String) throws {
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        guard sqlite3_open_v2(path, &handle, flags, nil) == SQLITE_OK else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close(handle)
+            throw StoreError(description: "cannot open the store at \(path): \(message)")
+        }
+        sqlite3_busy_timeout(handle, 5000)
+    }
+
+    deinit { sqlite3_close_v2(handle) }
+
+    func execute(_ sql: String) throws {
+        var error: UnsafeMutablePointer<CChar>?
+        if sqlite3_exec(handle, sql, nil, nil, &error) != SQLITE_OK {
+            let message = error.map { String(cString: $0) } ?? "unknown error"
+            sqlite3_free(error)
+            throw StoreError(description: "store: \(message) in \(sql.prefix(60))")
+        }
+    }
+
+    func prepare(_ sql: String) throws -> Statement {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK, let statement else {
+            throw StoreError(description: "store: \(String(cString: sqlite3_errmsg(handle))) preparing \(sql.prefix(60))")
+        }
+        return Statement(statement, database: self)
+    }
+
+    fileprivate var lastError: String { String(cString: sqlite3_errmsg(handle)) }
+
+    /// A prepared statement, finalized with its owner.
+    final class Statement {
+        private let statement: OpaquePointer
+        private unowned let database: SQLiteDatabase
+
+        fileprivate init(_ statement: OpaquePointer, database: SQLiteDatabase) {
+            self.statement = statement
+            self.database = database
+        }
+
+        deinit { sqlite3_finalize(statement) }
+
+        func bind(_ values: [Value]) {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+            for (index, value) in values.enumerated() {
+                let slot = Int32(index + 1)
+                switch value {
+                case let .integer(number): sqlite3_bind_int64(statement, slot, number)
+                case let .text(text): sqlite3_bind_text(statement, slot, text, -1, csqlite_transient())
+                }
+            }
+        }
+
+        /// Runs a statement that returns no rows.
+        func run(_ values: [Value] = []) throws {
+            bind(values)
+            let result = sqlite3_step(statement)
+            guard result == SQLITE_DONE || result == SQLITE_ROW else {
+                throw StoreError(description: "store: \(database.lastError)")
+            }
+        }
+
+        /// Runs a query and reads each row with `row`.
+        func rows<T>(_ values: [Value] = [], _ row: (Row) throws -> T) throws -> [T] {
+            bind(values)
+            var results: [T] = []
+            while true {
+                let step = sqlite3_step(statement)
+                if step == SQLITE_DONE { break }
+                guard step == SQLITE_ROW else { throw StoreError(description: "store: \(database.lastError)") }
+                results.append(try row(Row(statement: statement)))
+            }
+            return results
+        }
+    }
+
+    enum Value {
+        case integer(Int64)
+        case text(String)
+    }
+
+    struct Row {
+        let statement: OpaquePointer
+        func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+        func text(_ column: Int32) -> String {
+            guard let pointer = sqlite3_column_text(statement, column) else { return "" }
+            return String(cString: pointer)
+        }
+    }
+}

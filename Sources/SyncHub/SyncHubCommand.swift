@@ -1,0 +1,94 @@
+import ArgumentParser
+import Foundation
+import Logging
+import WebSocketLoop
+
+/// `synchub`: hosts many letter boards over WebSocket (CONTRACT.md).
+@main
+struct SyncHubCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "synchub",
+        abstract: "Hosts shared letter boards over WebSocket at ws://HOST:PORT/boards/NAME.",
+        discussion: """
+            Boards are kept in an embedded SQLite store under --data (default ./data) and survive \
+            restarts; an ack is sent only once its change is on disk. --in-memory keeps nothing. \
+            Also serves GET /healthz, GET /metrics (Prometheus) and the browser client at / and /b/NAME. \
+            Every limit below is documented in docs/OPERATIONS.md.
+            """)
+
+    @Option(help: "TCP port to listen on (0 picks a free one).") var port: Int = 8080
+    @Option(help: "Address to listen on (0.0.0.0 for all).") var host: String = "127.0.0.1"
+    @Option(help: "Directory of the embedded store.") var data: String = "./data"
+    @Flag(help: "Keep boards in memory only; nothing is written to disk.") var inMemory = false
+    @Flag(help: "Serve ws://HOST:PORT/echo, which echoes every message (protocol conformance tests).") var echo = false
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String = "info"
+
+    @Option(help: "Largest message accepted on a board connection, in bytes (larger closes with 1009).") var maxMessageBytes = 4096
+    @Option(help: "Messages a second one connection may send (sustained).") var rate: Double = 1000
+    @Option(help: "Messages one connection may send in a burst.") var burst: Double = 2000
+    @Option(help: "Idle seconds before the hub pings a client.") var pingSeconds: UInt16 = 20
+    @Option(help: "Idle seconds before the hub hangs up on a client that answers nothing.") var idleTimeoutSeconds: UInt16 = 45
+    @Option(help: "Seconds a client may leave frames unread before it is closed with 1008.") var stallSeconds: UInt64 = 15
+    @Option(help: "Replies (acks, errors) queued per client before the hub stops reading from it.") var maxQueuedReplies = 256
+    @Option(help: "Boards held in memory at once; joins beyond get HTTP 503.") var maxBoards = 100_000
+    @Option(help: "Connections on one board; joins beyond get HTTP 503.") var maxClientsPerBoard = 20_000
+    @Option(help: "Seconds an empty board stays in memory before it is dropped (it reloads from the store).") var evictAfterSeconds: UInt64 = 30
+    @Option(help: "Operations a board keeps after its checkpoint (compaction window).") var keptOperations = 1024
+    @Option(help: "File descriptors provisioned for the service thread (lws fd_limit_per_thread).") var fdLimit: UInt32 = 200_000
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical") }
+        guard maxMessageBytes >= 256 else { throw ValidationError("--max-message-bytes must be at least 256") }
+        guard rate > 0, burst >= 1 else { throw ValidationError("--rate must be > 0 and --burst >= 1") }
+        guard idleTimeoutSeconds > pingSeconds else { throw ValidationError("--idle-timeout-seconds must exceed --ping-seconds") }
+        guard keptOperations >= 16 else { throw ValidationError("--kept-operations must be at least 16") }
+    }
+
+    func run() throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "synchub")
+
+        var options = ServerOptions()
+        options.host = host
+        options.port = port
+        options.maxMessageBytes = maxMessageBytes
+        options.pingAfterSeconds = pingSeconds
+        options.hangupAfterSeconds = idleTimeoutSeconds
+        options.stallSeconds = stallSeconds
+        options.maxQueuedReplies = maxQueuedReplies
+        options.fdLimit = fdLimit
+        var limits = HubLimits()
+        limits.messagesPerSecond = rate
+        limits.messageBurst = burst
+        limits.maxBoards = maxBoards
+        limits.maxClientsPerBoard = maxClientsPerBoard
+        limits.evictAfterSeconds = evictAfterSeconds
+        limits.keptOperations = keptOperations
+
+        let hub: HubServer
+        do {
+            hub = try HubServer(options: options, limits: limits, dataDirectory: inMemory ? nil : data, echo: echo, logger: logger)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        hub.attachWriter()
+        StopSignals.install { hub.server.stop() }
+        do throws(HTTPRefusal) {
+            try hub.server.run { boundPort in
+                let store = inMemory ? "in memory" : "store \(data)/boards.sqlite"
+                FileHandle.standardError.write(Data("synchub listening on ws://\(host):\(boundPort) (\(store))\n".utf8))
+            }
+        } catch {
+            throw ValidationError(error.message)
+        }
+        hub.flushStore()
+        logger.info("stopped cleanly")
+        if hub.storeFailure != nil { throw ExitCode(3) }
+    }
+}

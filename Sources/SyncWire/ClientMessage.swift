@@ -1,0 +1,135 @@
+import BoardCRDT
+import Foundation
+
+/// Everything a client may send the hub (docs/PROTOCOL.md).
+public enum ClientMessage: Equatable, Sendable {
+    /// Thin-client intents (CONTRACT): the hub turns them into operations.
+    case intent(LetterBoard.Intent, ref: String?)
+    /// A replica client introduces itself and says what it already has, so
+    /// the hub sends only what it lacks (resume without refetching).
+    case hello(Hello)
+    /// A replica client's own operations.
+    case operations([BoardOperation], ref: String?)
+
+    public struct Hello: Equatable, Sendable, Codable {
+        public var replica: ReplicaID
+        public var name: String?
+        public var versions: VersionVector
+        public var frontier: Stamp
+        public init(replica: ReplicaID, name: String?, versions: VersionVector, frontier: Stamp) {
+            self.replica = replica
+            self.name = name
+            self.versions = versions
+            self.frontier = frontier
+        }
+    }
+}
+
+/// A frame the hub cannot take, with the code and message sent back in an `error`.
+public struct ProtocolError: Error, Equatable, Sendable {
+    public var code: String
+    public var message: String
+    public init(_ code: String, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// The fields any client message may carry; which are required depends on `type`.
+private struct Envelope: Decodable {
+    var type: String
+    var letter: String?
+    var to: Int?
+    var ref: String?
+    var replica: ReplicaID?
+    var name: String?
+    var versions: VersionVector?
+    var frontier: Stamp?
+    var operations: [BoardOperation]?
+}
+
+extension ClientMessage {
+    /// Longest `ref` echoed back (CONTRACT).
+    public static let maxRefLength = 64
+    /// Longest display name of a replica client.
+    public static let maxNameLength = 32
+    /// Most operations in one `ops` frame.
+    public static let maxOperationsPerFrame = 256
+
+    /// Parses one text frame. Every failure names the field and what was expected.
+    public static func parse(_ bytes: UnsafeRawBufferPointer) throws(ProtocolError) -> ClientMessage {
+        let envelope: Envelope
+        do {
+            envelope = try JSONDecoder().decode(Envelope.self, from: Data(bytes))
+        } catch let error as DecodingError {
+            throw Self.describe(error)
+        } catch {
+            throw ProtocolError("bad_json", "the frame is not a JSON object")
+        }
+        if let ref = envelope.ref, ref.count > maxRefLength {
+            throw ProtocolError("bad_ref", "\"ref\" is longer than \(maxRefLength) characters")
+        }
+        switch envelope.type {
+        case "select", "deselect":
+            let letter = try Self.letter(envelope.letter, for: envelope.type)
+            return .intent(envelope.type == "select" ? .select(letter) : .deselect(letter), ref: envelope.ref)
+        case "move":
+            let letter = try Self.letter(envelope.letter, for: "move")
+            guard let place = envelope.to else {
+                throw ProtocolError("missing_field", "move needs \"to\": the 1-based place to move the letter to")
+            }
+            return .intent(.move(letter, to: place), ref: envelope.ref)
+        case "reset":
+            return .intent(.reset, ref: envelope.ref)
+        case "hello":
+            guard let replica = envelope.replica else {
+                throw ProtocolError("missing_field", "hello needs \"replica\": the client's replica id")
+            }
+            if let name = envelope.name, name.count > maxNameLength || name.contains(where: \.isNewline) {
+                throw ProtocolError("bad_name", "\"name\" must be one line of at most \(maxNameLength) characters")
+            }
+            return .hello(Hello(replica: replica, name: envelope.name, versions: envelope.versions ?? VersionVector(),
+                                frontier: envelope.frontier ?? .origin))
+        case "ops":
+            guard let operations = envelope.operations else {
+                throw ProtocolError("missing_field", "ops needs \"operations\": an array of operations")
+            }
+            guard operations.count <= maxOperationsPerFrame else {
+                throw ProtocolError("too_many_operations", "at most \(maxOperationsPerFrame) operations per frame")
+            }
+            return .operations(operations, ref: envelope.ref)
+        default:
+            throw ProtocolError("unknown_type", "unknown \"type\" \"\(envelope.type.prefix(32))\"; expected select, deselect, move, reset, hello or ops")
+        }
+    }
+
+    private static func letter(_ text: String?, for type: String) throws(ProtocolError) -> Letter {
+        guard let text else {
+            throw ProtocolError("missing_field", "\(type) needs \"letter\": one of A-Z")
+        }
+        guard let letter = Letter(text) else {
+            throw ProtocolError("bad_letter", "\"\(text.prefix(16))\" is not a letter: use one upper-case letter A-Z")
+        }
+        return letter
+    }
+
+    private static func describe(_ error: DecodingError) -> ProtocolError {
+        func field(_ path: [any CodingKey]) -> String {
+            path.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch error {
+        case let .keyNotFound(key, context) where context.codingPath.isEmpty:
+            return ProtocolError("missing_field", "the frame needs \"\(key.stringValue)\"")
+        case let .keyNotFound(key, context):
+            return ProtocolError("missing_field", "\"\(field(context.codingPath))\" needs \"\(key.stringValue)\"")
+        case let .typeMismatch(_, context), let .valueNotFound(_, context):
+            return ProtocolError("bad_field", "\"\(field(context.codingPath))\" has the wrong type")
+        case let .dataCorrupted(context) where context.codingPath.isEmpty:
+            return ProtocolError("bad_json", "the frame is not a JSON object")
+        case let .dataCorrupted(context):
+            return ProtocolError("bad_field", "\"\(field(context.codingPath))\": \(context.debugDescription)")
+        @unknown default:
+            return ProtocolError("bad_json", "the frame could not be read")
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import BoardCRDT
+import Foundation
+
+/// Encodes the hub's messages. The thin ones are written by hand: they are
+/// on the hot path (a state frame per board change) and have a fixed shape.
+public enum HubMessage {
+    /// `{"type":"state","board":...,"version":...,"order":[...],"clients":...}`
+    /// `names` lists display names of replica clients that gave one.
+    public static func state(board: String, version: UInt64, order: [Letter], clients: Int, names: [String] = []) -> String {
+        var out = "{\"type\":\"state\",\"board\":"
+        out.reserveCapacity(96)
+        appendJSONString(board, to: &out)
+        out += ",\"version\":\(version),\"order\":["
+        for (index, letter) in order.enumerated() {
+            if index > 0 { out += "," }
+            out += "\"\(letter)\""
+        }
+        out += "],\"clients\":\(clients)"
+        if !names.isEmpty {
+            out += ",\"names\":["
+            for (index, name) in names.enumerated() {
+                if index > 0 { out += "," }
+                appendJSONString(name, to: &out)
+            }
+            out += "]"
+        }
+        out += "}"
+        return out
+    }
+
+    public static func ack(ref: String?, version: UInt64) -> String {
+        var out = "{\"type\":\"ack\""
+        appendRef(ref, to: &out)
+        out += ",\"version\":\(version)}"
+        return out
+    }
+
+    public static func rejected(ref: String?, code: String, message: String) -> String {
+        var out = "{\"type\":\"rejected\""
+        appendRef(ref, to: &out)
+        out += ",\"code\":"
+        appendJSONString(code, to: &out)
+        out += ",\"message\":"
+        appendJSONString(message, to: &out)
+        out += "}"
+        return out
+    }
+
+    public static func error(_ error: ProtocolError, ref: String? = nil) -> String {
+        var out = "{\"type\":\"error\""
+        appendRef(ref, to: &out)
+        out += ",\"code\":"
+        appendJSONString(error.code, to: &out)
+        out += ",\"message\":"
+        appendJSONString(error.message, to: &out)
+        out += "}"
+        return out
+    }
+
+    /// Replica protocol: what a replica lacks, after `hello` or a stale operation.
+    public static func sync(_ delta: Delta<LetterBoard>, board: String, version: UInt64) -> String {
+        encode(SyncFrame(type: "sync", board: board, version: version, checkpoint: delta.checkpoint, operations: delta.operations))
+    }
+
+    /// Replica protocol: operations merged by the hub, relayed to replica clients.
+    public static func operations(_ operations: [BoardOperation], board: String, version: UInt64) -> String {
+        encode(SyncFrame(type: "ops", board: board, version: version, checkpoint: nil, operations: operations))
+    }
+
+    /// Replica protocol: the hub compacted; replicas adopt this checkpoint.
+    public static func checkpoint(_ checkpoint: Checkpoint<LetterBoard>, board: String, version: UInt64) -> String {
+        encode(SyncFrame(type: "checkpoint", board: board, version: version, checkpoint: checkpoint, operations: []))
+    }
+
+    static func encode(_ frame: SyncFrame) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        guard let data = try? encoder.encode(frame) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private static func appendRef(_ ref: String?, to out: inout String) {
+        guard let ref else { return }
+        out += ",\"ref\":"
+        appendJSONString(ref, to: &out)
+    }
+
+    /// Appends `text` as a JSON string literal, escaping what JSON requires.
+    public static func appendJSONString(_ text: String, to out: inout String) {
+        out += "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                out += "\\u00" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
+    }
+}
+
+/// The replica-protocol frames `sync`, `ops` and `checkpoint` (hub to client).
+public struct SyncFrame: Codable, Sendable {
+    public var type: String
+    public var board: String
+    public var version: UInt64
+    public var checkpoint: Checkpoint<LetterBoard>?
+    public var operations: [BoardOperation]
+}

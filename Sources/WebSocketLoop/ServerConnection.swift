@@ -1,0 +1,70 @@
+/// One WebSocket connection on the server, confined to the service thread.
+///
+/// Outgoing traffic has two lanes: `latest`, a single slot that a newer
+/// board state overwrites (a client that is behind gets the newest state, not
+/// a backlog), and `replies`, a bounded queue for messages that must all
+/// arrive (acks, refusals, errors). Memory per slow client is therefore one
+/// shared frame plus at most `maxReplies` small ones.
+public final class ServerConnection: @unchecked Sendable {
+    // Sendable: only touched on the server's service thread (checked by
+    // `WebSocketServer.assertOnServiceThread`); handed to closures posted there.
+
+    /// Process-unique, for logs and maps.
+    public let id: UInt64
+    /// The request path, e.g. `/boards/kitchen`.
+    public let path: String
+    /// The endpoint chosen when the upgrade was accepted.
+    public let route: Route
+    /// The application's own per-connection state.
+    public var context: AnyObject?
+
+    let wsi: OpaquePointer
+    var latest: OutgoingFrame?
+    var replies: [OutgoingFrame] = []
+    var replyHead = 0
+    var closing: (code: UInt16, reason: String)?
+    var closed = false
+    /// Monotonic nanoseconds since the oldest unsent frame was queued.
+    var waitingSince: UInt64?
+    var receiveBuffer: [UInt8] = []
+    var receivePaused = false
+    let maxReplies: Int
+
+    init(id: UInt64, path: String, route: Route, wsi: OpaquePointer, maxReplies: Int) {
+        self.id = id
+        self.path = path
+        self.route = route
+        self.wsi = wsi
+        self.maxReplies = maxReplies
+    }
+
+    /// Frames queued and not yet written.
+    public var queuedReplies: Int { replies.count - replyHead }
+    public var hasOutput: Bool { latest != nil || queuedReplies > 0 }
+
+    func takeNextFrame() -> OutgoingFrame? {
+        if let frame = latest {
+            latest = nil
+            return frame
+        }
+        guard replyHead < replies.count else { return nil }
+        let frame = replies[replyHead]
+        replyHead += 1
+        if replyHead == replies.count {
+            replies.removeAll(keepingCapacity: true)
+            replyHead = 0
+        } else if replyHead >= 64, replyHead * 2 >= replies.count {
+            replies.removeFirst(replyHead)
+            replyHead = 0
+        }
+        return frame
+    }
+}
+
+/// Which endpoint a connection reached.
+public enum Route: Sendable, Equatable {
+    /// `/boards/NAME`
+    case board(String)
+    /// `/echo`, for protocol conformance tests.
+    case echo
+}

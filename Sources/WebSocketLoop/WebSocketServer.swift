@@ -1,0 +1,430 @@
+import CLibWebsockets
+import Glibc
+import Synchronization
+
+/// Limits and timers of the server's libwebsockets context.
+public struct ServerOptions: Sendable {
+    public var host: String = "127.0.0.1"
+    public var port: Int = 8080
+    /// Largest message accepted on a board connection; larger closes with 1009.
+    public var maxMessageBytes = 4096
+    /// Largest message on the echo endpoint (Autobahn sends up to 16 MiB).
+    public var echoMaxMessageBytes = 16 << 20
+    /// Idle seconds before the hub pings a client, and before it hangs up.
+    public var pingAfterSeconds: UInt16 = 20
+    public var hangupAfterSeconds: UInt16 = 45
+    /// Seconds lws waits on a half-done HTTP step (headers, handshake).
+    public var handshakeTimeoutSeconds: UInt32 = 10
+    /// File descriptors lws provisions for its service thread.
+    public var fdLimit: UInt32 = 200_000
+    /// Queued replies (acks, errors) per client before its reading is paused.
+    public var maxQueuedReplies = 256
+    /// Seconds a client may leave frames unread before it is disconnected.
+    public var stallSeconds: UInt64 = 15
+    public init() {}
+}
+
+/// A refusal of an HTTP upgrade or request, sent before any WebSocket exists.
+public struct HTTPRefusal: Error, Sendable {
+    public var status: UInt32
+    public var message: String
+    public init(status: UInt32, message: String) {
+        self.status = status
+        self.message = message
+    }
+}
+
+/// A complete HTTP response for plain GET requests.
+public struct HTTPResponse: Sendable {
+    public var status: UInt32
+    public var contentType: String
+    public var body: [UInt8]
+    public var cacheable: Bool
+    public init(status: UInt32, contentType: String, body: [UInt8], cacheable: Bool = false) {
+        self.status = status
+        self.contentType = contentType
+        self.body = body
+        self.cacheable = cacheable
+    }
+}
+
+/// The application side of the server. Every call comes on the service thread.
+public protocol ServerDelegate: AnyObject {
+    /// Decides, before the upgrade, which endpoint a path reaches.
+    func route(path: String) -> Result<Route, HTTPRefusal>
+    func opened(_ connection: ServerConnection)
+    func received(_ connection: ServerConnection, message: UnsafeRawBufferPointer, isText: Bool)
+    func closed(_ connection: ServerConnection)
+    func respond(toGET path: String) -> HTTPResponse
+    /// About four times a second, and once more when a stop begins.
+    func tick(nowNanos: UInt64)
+    /// After every turn of the service loop: the place to fold the turn's
+    /// changes into one write batch and one state frame per board.
+    func serviceLoopDidRun()
+}
+
+/// What the server counted, for /metrics.
+public struct ServerStats: Sendable {
+    public var framesWritten: UInt64 = 0
+    /// Board states replaced before they were written (conflation).
+    public var statesReplaced: UInt64 = 0
+    /// Connections closed for not reading (1008).
+    public var stalledClosed: UInt64 = 0
+    /// Messages too large (1009).
+    public var oversizedClosed: UInt64 = 0
+    public init() {}
+}
+
+/// The WebSocket and HTTP server: one libwebsockets context serviced by one
+/// thread (this Debian build has `LWS_MAX_SMP 1`). Only that thread touches
+/// lws and the connections; other threads hand it work with `post(_:)`,
+/// which enqueues under a lock and wakes the loop with `lws_cancel_service`.
+public final class WebSocketServer: @unchecked Sendable {
+    // Sendable: mutable state is confined to the service thread (asserted);
+    // the inbox is a Mutex; `context` is written once before it is shared.
+
+    public let options: ServerOptions
+    public weak var delegate: (any ServerDelegate)?
+
+    nonisolated(unsafe) var context: OpaquePointer?
+    private let inbox = Mutex<[@Sendable () -> Void]>([])
+    private let stopRequested = Atomic<Bool>(false)
+    private var serviceThread: pthread_t?
+    private var stopDeadline: UInt64?
+    private var nextConnectionID: UInt64 = 0
+    public private(set) var connections: [UInt64: ServerConnection] = [:]
+    public private(set) var stats = ServerStats()
+    private var lastTick: UInt64 = 0
+
+    // Tables and strings lws keeps pointers to: they live as long as the server.
+    private let protocols: UnsafeMutablePointer<lws_protocols>
+    private let retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>
+    private let protocolName = strdup("synchub")!
+    private let vhostName = strdup("synchub")!
+    private let iface: UnsafeMutablePointer<CChar>?
+
+    public init(options: ServerOptions) {
+        self.options = options
+        protocols = .allocate(capacity: 2)
+        protocols.initialize(repeating: lws_protocols(), count: 2)
+        protocols[0].name = UnsafePointer(protocolName)
+        protocols[0].callback = serverCallback
+        protocols[0].per_session_data_size = MemoryLayout<UnsafeMutableRawPointer?>.size
+        protocols[0].rx_buffer_size = 2048
+        protocols[0].tx_packet_size = 65536
+        retryPolicy = .allocate(capacity: 1)
+        retryPolicy.initialize(to: lws_retry_bo_t(
+            retry_ms_table: nil, retry_ms_table_count: 0, conceal_count: 0,
+            secs_since_valid_ping: options.pingAfterSeconds,
+            secs_since_valid_hangup: options.hangupAfterSeconds, jitter_percent: 0))
+        iface = options.host == "0.0.0.0" || options.host.isEmpty ? nil : strdup(options.host)
+    }
+
+    deinit {
+        protocols.deallocate()
+        retryPolicy.deallocate()
+        free(protocolName)
+        free(vhostName)
+        free(iface)
+    }
+
+    /// Creates the context and services it on the calling thread until
+    /// `stop()`. Calls `listening` with the bound port once it accepts.
+    public func run(listening: (Int) -> Void) throws(HTTPRefusal) {
+        serviceThread = pthread_self()
+        lws_set_log_level(Int32(LLL_ERR), nil)
+        var info = lws_context_creation_info()
+        info.port = Int32(options.port)
+        info.iface = UnsafePointer(iface)
+        info.protocols = UnsafePointer(protocols)
+        info.vhost_name = UnsafePointer(vhostName)
+        info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
+        info.retry_and_idle_policy = UnsafePointer(retryPolicy)
+        info.timeout_secs = options.handshakeTimeoutSeconds
+        info.fd_limit_per_thread = options.fdLimit
+        info.user = Unmanaged.passUnretained(self).toOpaque()
+        guard let context = lws_create_context(&info) else {
+            throw HTTPRefusal(status: 0, message: "could not listen on \(options.host):\(options.port) (in use, or not an address of this machine?)")
+        }
+        self.context = context
+        let port = lws_get_vhost_listen_port(lws_get_vhost_by_name(context, vhostName))
+        listening(Int(port))
+        while true {
+            if lws_service(context, 0) < 0 { break }
+            delegate?.serviceLoopDidRun()
+            if let deadline = stopDeadline, connections.isEmpty || Self.nowNanos() > deadline { break }
+        }
+        lws_context_destroy(context)
+        self.context = nil
+    }
+
+    /// Thread-safe: runs `work` on the service thread soon.
+    public func post(_ work: @escaping @Sendable () -> Void) {
+        inbox.withLock { $0.append(work) }
+        if let context { lws_cancel_service(context) }
+    }
+
+    /// Thread-safe: close every connection with 1001 (going away), then return from `run`.
+    public func stop() {
+        guard !stopRequested.exchange(true, ordering: .relaxed) else { return }
+        post { [self] in
+            stopDeadline = Self.nowNanos() + 2_000_000_000
+            for connection in connections.values { close(connection, code: 1001, reason: "hub shutting down") }
+            delegate?.tick(nowNanos: Self.nowNanos())
+        }
+    }
+
+    /// Thread-safe: wake the loop so `tick` runs (the hub's timer calls this).
+    public func wake() {
+        if let context { lws_cancel_service(context) }
+    }
+
+    public func assertOnServiceThread() {
+        precondition(serviceThread.map { pthread_equal($0, pthread_self()) != 0 } ?? true,
+                     "libwebsockets touched off its service thread")
+    }
+
+    // MARK: Sending (service thread only)
+
+    /// Queues a frame that must arrive (ack, refusal, error). When a client
+    /// stops reading, its queue fills and the hub stops reading from it.
+    public func send(_ frame: OutgoingFrame, to connection: ServerConnection) {
+        assertOnServiceThread()
+        guard !connection.closed, connection.closing == nil else { return }
+        connection.replies.append(frame)
+        if connection.queuedReplies >= options.maxQueuedReplies, !connection.receivePaused {
+            connection.receivePaused = true
+            lws_rx_flow_control(connection.wsi, 0)
+        }
+        requestWrite(connection)
+    }
+
+    /// Offers the newest board state: replaces any state not yet written.
+    public func sendLatest(_ frame: OutgoingFrame, to connection: ServerConnection) {
+        assertOnServiceThread()
+        guard !connection.closed, connection.closing == nil else { return }
+        if connection.latest != nil { stats.statesReplaced += 1 }
+        connection.latest = frame
+        requestWrite(connection)
+    }
+
+    /// Sends a close frame with `code` once pending writes allow, and drops
+    /// the connection at once if it cannot even take that.
+    public func close(_ connection: ServerConnection, code: UInt16, reason: String) {
+        assertOnServiceThread()
+        guard !connection.closed, connection.closing == nil else { return }
+        connection.closing = (code, String(reason.utf8.prefix(100)) ?? "")
+        connection.latest = nil
+        connection.replies.removeAll()
+        connection.replyHead = 0
+        lws_set_timeout(connection.wsi, pending_timeout(rawValue: PENDING_TIMEOUT_USER_OK.rawValue), 3)
+        lws_callback_on_writable(connection.wsi)
+    }
+
+    private func requestWrite(_ connection: ServerConnection) {
+        if connection.waitingSince == nil { connection.waitingSince = Self.nowNanos() }
+        lws_callback_on_writable(connection.wsi)
+    }
+
+    /// Monotonic clock in nanoseconds.
+    public static func nowNanos() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+
+    // MARK: Events from lws (service thread)
+
+    fileprivate func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+                            _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        switch reason {
+        case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+            if case let .failure(refusal) = route(wsi) {
+                lws_return_http_status(wsi, refusal.status, refusal.message)
+                return 1
+            }
+            return 0
+        case LWS_CALLBACK_ESTABLISHED:
+            return established(wsi, user)
+        case LWS_CALLBACK_RECEIVE:
+            guard let connection = Self.connection(user) else { return -1 }
+            return receive(connection, input, length)
+        case LWS_CALLBACK_SERVER_WRITEABLE:
+            guard let connection = Self.connection(user) else { return -1 }
+            return writeable(connection)
+        case LWS_CALLBACK_CLOSED:
+            guard let user, let raw = user.load(as: UnsafeMutableRawPointer?.self) else { return 0 }
+            user.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
+            let connection = Unmanaged<ServerConnection>.fromOpaque(raw).takeRetainedValue()
+            connection.closed = true
+            connections[connection.id] = nil
+            delegate?.closed(connection)
+            return 0
+        case LWS_CALLBACK_HTTP:
+            return http(wsi, user, input, length)
+        case LWS_CALLBACK_HTTP_WRITEABLE:
+            return httpWriteable(wsi, user)
+        case LWS_CALLBACK_CLOSED_HTTP:
+            if let user, let raw = user.load(as: UnsafeMutableRawPointer?.self) {
+                user.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
+                Unmanaged<PendingHTTPBody>.fromOpaque(raw).release()
+            }
+            return 0
+        case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+            drainInbox()
+            return 0
+        default:
+            return lws_callback_http_dummy(wsi, reason, user, input, length)
+        }
+    }
+
+    private func route(_ wsi: OpaquePointer) -> Result<Route, HTTPRefusal> {
+        var buffer = [CChar](repeating: 0, count: 512)
+        let count = swlws_request_path(wsi, &buffer, Int32(buffer.count))
+        guard count > 0 else { return .failure(HTTPRefusal(status: 414, message: "request path missing or longer than 511 bytes")) }
+        let path = String(decoding: buffer[..<Int(count)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let delegate else { return .failure(HTTPRefusal(status: 503, message: "hub is stopping")) }
+        if stopRequested.load(ordering: .relaxed) { return .failure(HTTPRefusal(status: 503, message: "hub is stopping")) }
+        return delegate.route(path: path)
+    }
+
+    private func established(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
+        guard let user, case let .success(route) = route(wsi) else { return -1 }
+        var buffer = [CChar](repeating: 0, count: 512)
+        let count = max(0, Int(swlws_request_path(wsi, &buffer, Int32(buffer.count))))
+        nextConnectionID += 1
+        let connection = ServerConnection(
+            id: nextConnectionID,
+            path: String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self),
+            route: route, wsi: wsi, maxReplies: options.maxQueuedReplies)
+        user.storeBytes(of: Unmanaged.passRetained(connection).toOpaque(), as: UnsafeMutableRawPointer?.self)
+        connections[connection.id] = connection
+        delegate?.opened(connection)
+        return 0
+    }
+
+    private func receive(_ connection: ServerConnection, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        let limit = connection.route == .echo ? options.echoMaxMessageBytes : options.maxMessageBytes
+        let wsi = connection.wsi
+        let isFinal = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
+        let isText = lws_frame_is_binary(wsi) == 0
+        if connection.receiveBuffer.count + length > limit {
+            var reason = Array("message larger than \(limit) bytes".utf8)
+            lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, &reason, reason.count)
+            stats.oversizedClosed += 1
+            return -1
+        }
+        if isFinal && connection.receiveBuffer.isEmpty {
+            delegate?.received(connection, message: UnsafeRawBufferPointer(start: input, count: length), isText: isText)
+            return 0
+        }
+        if let input, length > 0 {
+            connection.receiveBuffer.append(contentsOf: UnsafeRawBufferPointer(start: input, count: length))
+        }
+        if isFinal {
+            let message = connection.receiveBuffer
+            connection.receiveBuffer = []
+            message.withUnsafeBytes { delegate?.received(connection, message: $0, isText: isText) }
+        }
+        return 0
+    }
+
+    private func writeable(_ connection: ServerConnection) -> Int32 {
+        if let closing = connection.closing {
+            var reason = Array(closing.reason.utf8)
+            lws_close_reason(connection.wsi, lws_close_status(rawValue: UInt32(closing.code)), &reason, reason.count)
+            return -1
+        }
+        guard let frame = connection.takeNextFrame() else {
+            connection.waitingSince = nil
+            return 0
+        }
+        let written = lws_write(connection.wsi, frame.payload, frame.count,
+                                frame.isText ? LWS_WRITE_TEXT : LWS_WRITE_BINARY)
+        if written < frame.count { return -1 }
+        stats.framesWritten += 1
+        if connection.receivePaused, connection.queuedReplies <= options.maxQueuedReplies / 2 {
+            connection.receivePaused = false
+            lws_rx_flow_control(connection.wsi, 1)
+        }
+        if connection.hasOutput {
+            connection.waitingSince = Self.nowNanos()
+            lws_callback_on_writable(connection.wsi)
+        } else {
+            connection.waitingSince = nil
+        }
+        return 0
+    }
+
+    private func drainInbox() {
+        let work = inbox.withLock { queue -> [@Sendable () -> Void] in
+            let taken = queue
+            queue.removeAll(keepingCapacity: true)
+            return taken
+        }
+        for item in work { item() }
+        let now = Self.nowNanos()
+        if now - lastTick >= 250_000_000 {
+            lastTick = now
+            closeStalled(now: now)
+            delegate?.tick(nowNanos: now)
+        }
+    }
+
+    /// A client that has not taken a frame for `stallSeconds` is let go:
+    /// its memory stays bounded and the others are not held back.
+    private func closeStalled(now: UInt64) {
+        let bound = options.stallSeconds * 1_000_000_000
+        for connection in connections.values {
+            if let since = connection.waitingSince, connection.closing == nil, now - since > bound {
+                stats.stalledClosed += 1
+                close(connection, code: 1008, reason: "too slow: frames unread for \(options.stallSeconds) s")
+            }
+        }
+    }
+
+    // MARK: Plain HTTP
+
+    private func http(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        guard let user, let input else { return -1 }
+        let path = String(cString: input.assumingMemoryBound(to: CChar.self))
+        let response = delegate?.respond(toGET: path)
+            ?? HTTPResponse(status: 503, contentType: "text/plain", body: Array("stopping\n".utf8))
+        if swlws_write_http_headers(wsi, response.status, response.contentType, response.body.count, response.cacheable ? 0 : 1) != 0 {
+            return -1
+        }
+        let pending = PendingHTTPBody(OutgoingFrame(response.body, isText: false))
+        if let old = user.load(as: UnsafeMutableRawPointer?.self) { Unmanaged<PendingHTTPBody>.fromOpaque(old).release() }
+        user.storeBytes(of: Unmanaged.passRetained(pending).toOpaque(), as: UnsafeMutableRawPointer?.self)
+        lws_callback_on_writable(wsi)
+        return 0
+    }
+
+    private func httpWriteable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
+        guard let user, let raw = user.load(as: UnsafeMutableRawPointer?.self) else { return 0 }
+        user.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
+        let body = Unmanaged<PendingHTTPBody>.fromOpaque(raw).takeRetainedValue().frame
+        if lws_write(wsi, body.payload, body.count, LWS_WRITE_HTTP_FINAL) < body.count { return -1 }
+        return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+    }
+
+    fileprivate static func connection(_ user: UnsafeMutableRawPointer?) -> ServerConnection? {
+        guard let user, let raw = user.load(as: UnsafeMutableRawPointer?.self) else { return nil }
+        return Unmanaged<ServerConnection>.fromOpaque(raw).takeUnretainedValue()
+    }
+}
+
+/// An HTTP body waiting for its WRITEABLE callback.
+private final class PendingHTTPBody {
+    let frame: OutgoingFrame
+    init(_ frame: OutgoingFrame) { self.frame = frame }
+}
+
+/// The C callback: finds the server through the context's user pointer.
+private func serverCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+                            _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+    guard let wsi, let context = lws_get_context(wsi), let raw = lws_context_user(context) else {
+        return lws_callback_http_dummy(wsi, reason, user, input, length)
+    }
+    return Unmanaged<WebSocketServer>.fromOpaque(raw).takeUnretainedValue().handle(wsi, reason, user, input, length)
+}
