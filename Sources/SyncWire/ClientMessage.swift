@@ -133,3 +133,42 @@ extension ClientMessage {
         }
     }
 }
+
+extension ClientMessage {
+    /// Encodes a thin-client intent frame (CONTRACT), as a client sends it.
+    public static func thinFrame(_ intent: LetterBoard.Intent, ref: String?) -> String {
+        var out = "{\"type\":"
+        switch intent {
+        case let .select(letter): out += "\"select\",\"letter\":\"\(letter)\""
+        case let .deselect(letter): out += "\"deselect\",\"letter\":\"\(letter)\""
+        case let .move(letter, place): out += "\"move\",\"letter\":\"\(letter)\",\"to\":\(place)"
+        case .reset: out += "\"reset\""
+        }
+        if let ref {
+            out += ",\"ref\":"
+            HubMessage.appendJSONString(ref, to: &out)
+        }
+        return out + "}"
+    }
+
+    /// Encodes a replica client's `hello`.
+    public static func helloFrame(_ hello: Hello) -> String {
+        struct Frame: Encodable { let type = "hello"; let hello: Hello
+            func encode(to encoder: any Encoder) throws {
+                try hello.encode(to: encoder)
+                var container = encoder.container(keyedBy: Key.self)
+                try container.encode(type, forKey: .type)
+            }
+            enum Key: String, CodingKey { case type }
+        }
+        let data = (try? JSONEncoder().encode(Frame(hello: hello))) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Encodes a replica client's `ops` frame.
+    public static func operationsFrame(_ operations: [BoardOperation], ref: String?) -> String {
+        struct Frame: Encodable { let type = "ops"; let operations: [BoardOperation]; let ref: String? }
+        let data = (try? JSONEncoder().encode(Frame(operations: operations, ref: ref))) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -10,6 +10,7 @@ enum BoardScreen {
         "A-Z toggle  1-6 move to place  < > nudge  Tab focus  - hide  + show  ! reset  ? help  Esc quit",
         "A-Z toggle 1-6 place </> nudge Tab focus -/+ hide/show ! reset ? Esc quit",
         "A-Z toggle 1-6 place -/+ hide/show ! reset Esc quit",
+        "A-Z toggle  ? keys  Esc quit",
     ]
     static let helpHint = "? keys  Esc quit"
 

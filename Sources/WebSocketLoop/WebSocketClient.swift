@@ -1,0 +1,233 @@
+import CLibWebsockets
+import Glibc
+import Synchronization
+
+/// The application side of the client loop. Every call comes on its thread.
+public protocol ClientDelegate: AnyObject {
+    func connected(_ connection: ClientConnection)
+    func received(_ connection: ClientConnection, message: UnsafeRawBufferPointer, isText: Bool)
+    /// The connection failed or closed; `reason` says why for a person.
+    func disconnected(_ connection: ClientConnection, reason: String)
+    /// After every turn of the loop (about every 50 ms when idle).
+    func serviceLoopDidRun()
+}
+
+/// Outgoing WebSocket connections on one libwebsockets context and one
+/// thread: one for `syncclient watch`, thousands for `syncclient bench`.
+/// Same threading rule as the server: only the loop's thread touches lws;
+/// others use `post(_:)`.
+public final class WebSocketClient: @unchecked Sendable {
+    // Sendable: mutable state is confined to the loop thread; inbox is a Mutex.
+
+    public weak var delegate: (any ClientDelegate)?
+    public var maxMessageBytes = 1 << 20
+    nonisolated(unsafe) var context: OpaquePointer?
+    private let inbox = Mutex<[@Sendable () -> Void]>([])
+    private let stopRequested = Atomic<Bool>(false)
+    private var nextID: UInt64 = 0
+    private var connections: [UInt64: ClientConnection] = [:]
+    private let protocols: UnsafeMutablePointer<lws_protocols>
+    private let protocolName = strdup("synchub-client")!
+    private let fdLimit: UInt32
+    private var ticker: pthread_t?
+
+    public init(fdLimit: UInt32 = 4096) {
+        self.fdLimit = fdLimit
+        protocols = .allocate(capacity: 2)
+        protocols.initialize(repeating: lws_protocols(), count: 2)
+        protocols[0].name = UnsafePointer(protocolName)
+        protocols[0].callback = clientCallback
+        protocols[0].rx_buffer_size = 4096
+        protocols[0].tx_packet_size = 65536
+    }
+
+    deinit {
+        protocols.deallocate()
+        free(protocolName)
+    }
+
+    /// Creates the context; then `connect` and `run` may be used.
+    public func start() -> Bool {
+        lws_set_log_level(Int32(getenv("SYNCCLIENT_LWS_DEBUG") != nil ? 0x3ff : 0), nil)
+        var info = lws_context_creation_info()
+        info.port = CONTEXT_PORT_NO_LISTEN
+        info.protocols = UnsafePointer(protocols)
+        info.fd_limit_per_thread = fdLimit
+        info.timeout_secs = 10
+        info.connect_timeout_secs = 5
+        info.user = Unmanaged.passUnretained(self).toOpaque()
+        context = lws_create_context(&info)
+        return context != nil
+    }
+
+    /// Services the loop on the calling thread until `stop()`.
+    public func run() {
+        guard let context else { return }
+        startTicker()
+        while !stopRequested.load(ordering: .relaxed) {
+            if lws_service(context, 0) < 0 { break }
+            delegate?.serviceLoopDidRun()
+        }
+        for connection in connections.values where connection.wsi != nil && !connection.isFinished {
+            connection.closeRequested = true
+        }
+        lws_context_destroy(context)
+        self.context = nil
+    }
+
+    /// Thread-safe.
+    public func post(_ work: @escaping @Sendable () -> Void) {
+        inbox.withLock { $0.append(work) }
+        if let context { lws_cancel_service(context) }
+    }
+
+    /// Thread-safe: leave `run()` soon.
+    public func stop() {
+        stopRequested.store(true, ordering: .relaxed)
+        if let context { lws_cancel_service(context) }
+    }
+
+    /// Starts a connection (loop thread). `sourceAddress` binds the local end
+    /// (127.0.0.x) so a load test can pass the ephemeral-port limit of one address.
+    @discardableResult
+    public func connect(to url: WebSocketURL, sourceAddress: String? = nil) -> ClientConnection {
+        nextID += 1
+        let connection = ClientConnection(id: nextID, url: url)
+        connections[connection.id] = connection
+        var info = lws_client_connect_info()
+        info.context = context
+        info.port = Int32(url.port)
+        info.ssl_connection = 0
+        info.ietf_version_or_minus_one = -1
+        info.protocol = nil
+        info.userdata = Unmanaged.passUnretained(connection).toOpaque()
+        let wsi: OpaquePointer? = url.host.withCString { host in
+            url.path.withCString { path in
+                (sourceAddress ?? "").withCString { source in
+                    info.address = host
+                    info.host = host
+                    info.origin = host
+                    info.path = path
+                    info.iface = sourceAddress == nil ? nil : source
+                    return lws_client_connect_via_info(&info)
+                }
+            }
+        }
+        connection.wsi = wsi
+        if wsi == nil {
+            finish(connection, reason: "could not start a connection to \(url)")
+        }
+        return connection
+    }
+
+    /// Queues a text frame (loop thread).
+    public func send(_ text: String, on connection: ClientConnection) {
+        guard connection.isOpen, !connection.isFinished, let wsi = connection.wsi else { return }
+        connection.outgoing.append(OutgoingFrame(text: text))
+        lws_callback_on_writable(wsi)
+    }
+
+    /// Sends a close frame (1000) and drops the connection.
+    public func close(_ connection: ClientConnection) {
+        guard let wsi = connection.wsi, !connection.isFinished else { return }
+        connection.closeRequested = true
+        lws_callback_on_writable(wsi)
+    }
+
+    public static func nowNanos() -> UInt64 { WebSocketServer.nowNanos() }
+
+    private func startTicker() {
+        // Wakes the loop every 50 ms so timers in `serviceLoopDidRun` run
+        // while the network is quiet (lws_service may sleep long when idle).
+        let box = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        pthread_create(&thread, nil, { raw in
+            let client = Unmanaged<WebSocketClient>.fromOpaque(raw!).takeRetainedValue()
+            while !client.stopRequested.load(ordering: .relaxed) {
+                usleep(50_000)
+                if let context = client.context { lws_cancel_service(context) }
+            }
+            return nil
+        }, box)
+        pthread_detach(thread)
+    }
+
+    private func finish(_ connection: ClientConnection, reason: String) {
+        guard !connection.isFinished else { return }
+        connection.isFinished = true
+        connection.isOpen = false
+        connection.wsi = nil
+        connections[connection.id] = nil
+        delegate?.disconnected(connection, reason: reason)
+    }
+
+    fileprivate func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+                            _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        if reason == LWS_CALLBACK_EVENT_WAIT_CANCELLED {
+            let work = inbox.withLock { queue -> [@Sendable () -> Void] in
+                defer { queue.removeAll(keepingCapacity: true) }
+                return queue
+            }
+            for item in work { item() }
+            return 0
+        }
+        guard let user else { return lws_callback_http_dummy(wsi, reason, user, input, length) }
+        let connection = Unmanaged<ClientConnection>.fromOpaque(user).takeUnretainedValue()
+        guard connections[connection.id] === connection else { return 0 }
+        switch reason {
+        case LWS_CALLBACK_CLIENT_ESTABLISHED:
+            connection.isOpen = true
+            delegate?.connected(connection)
+        case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+            let text = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "connection failed"
+            finish(connection, reason: text)
+        case LWS_CALLBACK_CLIENT_CLOSED:
+            finish(connection, reason: closeReasons.removeValue(forKey: connection.id) ?? "the connection to the hub was lost")
+        case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+            if let input, length >= 2 {
+                let bytes = input.assumingMemoryBound(to: UInt8.self)
+                let code = Int(bytes[0]) << 8 | Int(bytes[1])
+                let text = String(decoding: UnsafeBufferPointer(start: bytes + 2, count: length - 2), as: UTF8.self)
+                closeReasons[connection.id] = "closed by the hub (\(code)\(text.isEmpty ? "" : ": " + text))"
+            }
+        case LWS_CALLBACK_CLIENT_RECEIVE:
+            let isFinal = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
+            let isText = lws_frame_is_binary(wsi) == 0
+            if connection.receiveBuffer.count + length > maxMessageBytes { return -1 }
+            if isFinal && connection.receiveBuffer.isEmpty {
+                delegate?.received(connection, message: UnsafeRawBufferPointer(start: input, count: length), isText: isText)
+            } else {
+                if let input { connection.receiveBuffer.append(contentsOf: UnsafeRawBufferPointer(start: input, count: length)) }
+                if isFinal {
+                    let message = connection.receiveBuffer
+                    connection.receiveBuffer = []
+                    message.withUnsafeBytes { delegate?.received(connection, message: $0, isText: isText) }
+                }
+            }
+        case LWS_CALLBACK_CLIENT_WRITEABLE:
+            if connection.closeRequested {
+                var reason = Array("bye".utf8)
+                lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, &reason, reason.count)
+                return -1
+            }
+            guard let frame = connection.takeNextFrame() else { return 0 }
+            if lws_write(wsi, frame.payload, frame.count, frame.isText ? LWS_WRITE_TEXT : LWS_WRITE_BINARY) < frame.count {
+                return -1
+            }
+            if connection.queuedFrames > 0 { lws_callback_on_writable(wsi) }
+        default:
+            break
+        }
+        return 0
+    }
+
+    private var closeReasons: [UInt64: String] = [:]
+}
+
+private func clientCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+                            _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+    guard let wsi, let context = lws_get_context(wsi), let raw = lws_context_user(context) else {
+        return lws_callback_http_dummy(wsi, reason, user, input, length)
+    }
+    return Unmanaged<WebSocketClient>.fromOpaque(raw).takeUnretainedValue().handle(wsi, reason, user, input, length)
+}

@@ -1,0 +1,95 @@
+import BoardCRDT
+import Foundation
+import SyncWire
+import WebSocketLoop
+
+/// How a one-shot command ended (CONTRACT exit codes).
+enum RequestOutcome: Equatable {
+    /// The hub acknowledged; carries the line to print, if any.
+    case done(String?)
+    /// The hub refused: its message goes to standard error, exit 1.
+    case refused(String)
+    /// Usage or connection error: exit 2.
+    case failed(String)
+
+    var exitCode: Int32 {
+        switch self {
+        case .done: 0
+        case .refused: 1
+        case .failed: 2
+        }
+    }
+}
+
+/// One thin-protocol exchange: connect, take the first `state`, send one
+/// intent (if any), wait for its `ack` or `rejected`, close.
+final class ThinRequest: ClientDelegate, @unchecked Sendable {
+    // Sendable: used only on the client loop's thread after `run` starts.
+    private let client = WebSocketClient(fdLimit: 64)
+    private let url: WebSocketURL
+    private let intentFrame: String?
+    private var outcome: RequestOutcome = .failed("no answer from the hub")
+    private var deadline: UInt64
+    private let ref = "cli-\(UInt32.random(in: 0...UInt32.max))"
+    private var connection: ClientConnection?
+
+    /// `intent` nil only reads the state (`syncclient state`).
+    init(url: WebSocketURL, intent: LetterBoard.Intent?, timeoutSeconds: Double) {
+        self.url = url
+        intentFrame = intent.map { [ref] in ClientMessage.thinFrame($0, ref: ref) }
+        deadline = WebSocketClient.nowNanos() + UInt64(timeoutSeconds * 1e9)
+    }
+
+    func run() -> RequestOutcome {
+        client.delegate = self
+        guard client.start() else { return .failed("could not start the network loop") }
+        client.post { [self] in connection = client.connect(to: url) }
+        client.run()
+        return outcome
+    }
+
+    private var finished = false
+
+    private func finish(_ result: RequestOutcome) {
+        guard !finished else { return }
+        finished = true
+        outcome = result
+        if let connection { client.close(connection) }
+        client.stop()
+    }
+
+    func connected(_ connection: ClientConnection) {}
+
+    func received(_ connection: ClientConnection, message: UnsafeRawBufferPointer, isText: Bool) {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(message)) as? [String: Any],
+              let type = object["type"] as? String else { return }
+        let line = String(decoding: message, as: UTF8.self)
+        switch type {
+        case "state":
+            if let intentFrame {
+                if object["version"] != nil, self.outcome == .failed("no answer from the hub") {
+                    self.outcome = .failed("sent; waiting for the hub's answer")
+                    client.send(intentFrame, on: connection)
+                }
+            } else {
+                finish(.done(line))
+            }
+        case "ack" where object["ref"] as? String == ref:
+            finish(.done(nil))
+        case "rejected" where object["ref"] as? String == ref:
+            finish(.refused(object["message"] as? String ?? line))
+        case "error":
+            finish(.refused(object["message"] as? String ?? line))
+        default:
+            break
+        }
+    }
+
+    func disconnected(_ connection: ClientConnection, reason: String) {
+        finish(.failed("cannot reach \(url): \(reason)"))
+    }
+
+    func serviceLoopDidRun() {
+        if WebSocketClient.nowNanos() > deadline { finish(.failed("no answer from \(url) in time")) }
+    }
+}
