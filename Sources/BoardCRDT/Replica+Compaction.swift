@@ -79,6 +79,7 @@ extension Replica {
 
     /// Catches up from another replica's delta: adopts its checkpoint when
     /// newer, then integrates its operations.
+    @discardableResult
     public mutating func apply(
         _ delta: Delta<Kind>,
         freshID: () -> ReplicaID

@@ -7,12 +7,12 @@ enum BoardScreen {
     /// The key lists the help line shows, longest first: the first that fits
     /// is drawn. The controller implements exactly these keys.
     static let helpTexts = [
-        "A-Z toggle  1-6 move to place  < > nudge  Tab focus  - hide  + show  ! reset  ? help  Esc quit",
-        "A-Z toggle 1-6 place </> nudge Tab focus -/+ hide/show ! reset ? Esc quit",
-        "A-Z toggle 1-6 place -/+ hide/show ! reset Esc quit",
-        "A-Z toggle  ? keys  Esc quit",
+        "A-Z toggle (Q: shift)  1-6 move to place  < > nudge  Tab focus  - hide  + show  ! reset  ? help  q quit",
+        "A-Z toggle 1-6 place </> nudge Tab focus -/+ hide/show ! reset ? q quit",
+        "A-Z toggle 1-6 place -/+ hide/show ! reset q quit",
+        "A-Z toggle  ? keys  q quit",
     ]
-    static let helpHint = "? keys  Esc quit"
+    static let helpHint = "? keys  q quit"
 
     /// Where everything is for this model and size (for pointer hits).
     static func layout(_ model: ScreenModel, width: Int, height: Int) -> ScreenLayout {

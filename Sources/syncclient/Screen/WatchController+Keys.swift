@@ -2,9 +2,10 @@ import BoardCRDT
 
 /// Keyboard bindings (the help line lists them, `BoardScreen.helpTexts`).
 ///
-/// Every letter A-Z toggles its tile, in either case, so commands live on
-/// keys that are not letters: digits move, punctuation hides, shows and
-/// resets, Esc and Ctrl-C quit.
+/// Every letter toggles its tile, in either case, except lower-case `q`,
+/// which quits (CONTRACT: `watch` runs "until q"); `Q` toggles Q. Other
+/// commands live on keys that are not letters: digits move, punctuation
+/// hides, shows and resets; Esc and Ctrl-C quit too.
 extension WatchController {
     mutating func handle(key: Key) -> [WatchAction] {
         switch key {
@@ -39,6 +40,7 @@ extension WatchController {
     }
 
     private mutating func handle(character: Character) -> [WatchAction] {
+        if character == "q" { return [.quit] }
         if let letter = Letter(String(character).uppercased()) {
             return [toggle(letter)]
         }
