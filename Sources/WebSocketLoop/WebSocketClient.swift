@@ -25,7 +25,10 @@ public final class WebSocketClient: @unchecked Sendable {
     private let inbox = Mutex<[@Sendable () -> Void]>([])
     private let stopRequested = Atomic<Bool>(false)
     private var nextID: UInt64 = 0
-    private var connections: [UInt64: ClientConnection] = [:]
+    /// Live connections by the user pointer lws hands back: looked up, never
+    /// dereferenced, so a late callback for a finished connection is harmless.
+    /// An entry leaves when lws destroys the connection (`WSI_DESTROY`).
+    private var connections: [UnsafeMutableRawPointer: ClientConnection] = [:]
     private let protocols: UnsafeMutablePointer<lws_protocols>
     private let protocolName = strdup("synchub-client")!
     private let fdLimit: UInt32
@@ -68,11 +71,9 @@ public final class WebSocketClient: @unchecked Sendable {
             if lws_service(context, 0) < 0 { break }
             delegate?.serviceLoopDidRun()
         }
-        for connection in connections.values where connection.wsi != nil && !connection.isFinished {
-            connection.closeRequested = true
-        }
         lws_context_destroy(context)
         self.context = nil
+        connections.removeAll()
     }
 
     /// Thread-safe.
@@ -93,7 +94,8 @@ public final class WebSocketClient: @unchecked Sendable {
     public func connect(to url: WebSocketURL, sourceAddress: String? = nil) -> ClientConnection {
         nextID += 1
         let connection = ClientConnection(id: nextID, url: url)
-        connections[connection.id] = connection
+        let key = Unmanaged.passUnretained(connection).toOpaque()
+        connections[key] = connection
         var info = lws_client_connect_info()
         info.context = context
         info.port = Int32(url.port)
@@ -116,6 +118,7 @@ public final class WebSocketClient: @unchecked Sendable {
         connection.wsi = wsi
         if wsi == nil {
             finish(connection, reason: "could not start a connection to \(url)")
+            connections[key] = nil
         }
         return connection
     }
@@ -157,7 +160,6 @@ public final class WebSocketClient: @unchecked Sendable {
         connection.isFinished = true
         connection.isOpen = false
         connection.wsi = nil
-        connections[connection.id] = nil
         delegate?.disconnected(connection, reason: reason)
     }
 
@@ -171,10 +173,13 @@ public final class WebSocketClient: @unchecked Sendable {
             for item in work { item() }
             return 0
         }
-        guard let user else { return lws_callback_http_dummy(wsi, reason, user, input, length) }
-        let connection = Unmanaged<ClientConnection>.fromOpaque(user).takeUnretainedValue()
-        guard connections[connection.id] === connection else { return 0 }
+        guard let user, let connection = connections[user] else {
+            return lws_callback_http_dummy(wsi, reason, user, input, length)
+        }
         switch reason {
+        case LWS_CALLBACK_WSI_DESTROY:
+            finish(connection, reason: "the connection to the hub was lost")
+            connections[user] = nil
         case LWS_CALLBACK_CLIENT_ESTABLISHED:
             connection.isOpen = true
             delegate?.connected(connection)
