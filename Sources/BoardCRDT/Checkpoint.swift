@@ -15,3 +15,26 @@ public struct Checkpoint<Kind: BoardKind>: Equatable, Codable, Sendable {
 
     public static var empty: Checkpoint { Checkpoint(state: Kind.initialState, frontier: .origin, versions: VersionVector()) }
 }
+
+extension Checkpoint {
+    private enum Key: String, CodingKey { case state, frontier, versions }
+
+    /// Refuses a frontier whose Lamport time a replica could not count on
+    /// from without overflowing (the same bound `receive` applies).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Key.self)
+        state = try container.decode(Kind.State.self, forKey: .state)
+        frontier = try container.decode(Stamp.self, forKey: .frontier)
+        versions = try container.decode(VersionVector.self, forKey: .versions)
+        guard frontier.lamport <= Replica<Kind>.maxLamport else {
+            throw DecodingError.dataCorruptedError(forKey: .frontier, in: container, debugDescription: "Lamport time \(frontier.lamport) is beyond 2^62")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(state, forKey: .state)
+        try container.encode(frontier, forKey: .frontier)
+        try container.encode(versions, forKey: .versions)
+    }
+}

@@ -49,3 +49,27 @@ extension LetterBoard.Change: Codable {
         }
     }
 }
+
+/// A decoded state must satisfy B2 (at most 6 distinct letters, each picked
+/// by a different operation): a checkpoint from a peer is input like any other.
+extension LetterBoard.State {
+    private enum Key: String, CodingKey { case selections }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Key.self)
+        let selections = try container.decode([LetterBoard.Selection].self, forKey: .selections)
+        guard selections.count <= LetterBoard.capacity else {
+            throw DecodingError.dataCorruptedError(forKey: .selections, in: container, debugDescription: "a board holds at most 6 selections, not \(selections.count)")
+        }
+        guard Set(selections.map(\.letter)).count == selections.count,
+              Set(selections.map(\.selectedBy)).count == selections.count else {
+            throw DecodingError.dataCorruptedError(forKey: .selections, in: container, debugDescription: "a letter or a selecting operation appears twice")
+        }
+        self.init(selections: selections)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(selections, forKey: .selections)
+    }
+}

@@ -42,6 +42,7 @@ extension Replica {
     /// Folds the log's prefix into the checkpoint, keeping the newest `kept`
     /// operations. Operations stamped at or before the new frontier that
     /// arrive later are refused as stale (their senders rebase).
+    @_specialize(exported: true, where Kind == LetterBoard)
     public mutating func compact(keeping kept: Int = 0) {
         let cut = log.count - max(0, kept)
         guard cut > 0 else { return }
@@ -62,6 +63,7 @@ extension Replica {
     /// What a replica holding `remote` (and a checkpoint at `remoteFrontier`)
     /// lacks. The checkpoint is included when the remote's is older, so client
     /// replicas follow the hub's compactions and stay bounded too.
+    @_specialize(exported: true, where Kind == LetterBoard)
     public func delta(for remote: VersionVector, remoteFrontier: Stamp) -> Delta<Kind> {
         let includeCheckpoint = remoteFrontier < checkpoint.frontier
         let known = includeCheckpoint ? mergedCover(remote, checkpoint.versions) : remote
@@ -80,6 +82,7 @@ extension Replica {
     /// Catches up from another replica's delta: adopts its checkpoint when
     /// newer, then integrates its operations.
     @discardableResult
+    @_specialize(exported: true, where Kind == LetterBoard)
     public mutating func apply(
         _ delta: Delta<Kind>,
         freshID: () -> ReplicaID
@@ -107,6 +110,7 @@ extension Replica {
     /// takes a fresh id and records their changes again as new operations:
     /// the intents survive, stamped after the checkpoint (docs/SEMANTICS.md).
     @discardableResult
+    @_specialize(exported: true, where Kind == LetterBoard)
     public mutating func adopt(_ newCheckpoint: Checkpoint<Kind>, freshID: () -> ReplicaID) throws(CheckpointRefusal) -> AdoptReport<Kind.Change> {
         var report = AdoptReport<Kind.Change>()
         guard newCheckpoint.frontier > checkpoint.frontier else { return report }

@@ -4,7 +4,7 @@ public enum MergeRefusal: Error, Equatable, Sendable, CustomStringConvertible {
     /// Stamped at or before the checkpoint, and not part of it: its sender
     /// was away across a compaction and must adopt the checkpoint and rebase.
     case stale(OperationID, frontier: Stamp)
-    /// Sequence number 0, Lamport time 0 or beyond `Replica.maxLamport`.
+    /// Sequence number or Lamport time 0 or beyond `Replica.maxLamport`.
     case malformed(OperationID, reason: String)
     /// The replica's clock ran backwards between two of its operations.
     case clockWentBack(OperationID)
@@ -46,15 +46,16 @@ extension Replica {
     /// Integrates operations from another replica, in any order, with
     /// duplicates. Never traps on any input.
     @discardableResult
+    @_specialize(exported: true, where Kind == LetterBoard)
     public mutating func receive(_ operations: [Op]) -> MergeReport<Kind.Refusal> {
         var report = MergeReport<Kind.Refusal>()
         let stateBefore = state
-        var needsReplay = false
+        var late: [Op] = []
         for op in operations {
-            receiveOne(op, report: &report, needsReplay: &needsReplay)
+            receiveOne(op, report: &report, late: &late)
         }
-        if needsReplay {
-            report.changedOutcomes = replay()
+        if !late.isEmpty {
+            report.changedOutcomes = mergeLate(late)
         }
         compactIfNeeded()
         report.changedState = state != stateBefore
@@ -63,13 +64,14 @@ extension Replica {
 
     /// Integrates one operation; see `receive(_:)`.
     @discardableResult
+    @_specialize(exported: true, where Kind == LetterBoard)
     public mutating func receive(_ operation: Op) -> MergeReport<Kind.Refusal> {
         receive([operation])
     }
 
-    private mutating func receiveOne(_ op: Op, report: inout MergeReport<Kind.Refusal>, needsReplay: inout Bool) {
+    private mutating func receiveOne(_ op: Op, report: inout MergeReport<Kind.Refusal>, late: inout [Op]) {
         let replica = op.id.replica
-        guard op.id.seq > 0, op.lamport > 0, op.lamport <= Self.maxLamport else {
+        guard op.id.seq > 0, op.id.seq <= Self.maxLamport, op.lamport > 0, op.lamport <= Self.maxLamport else {
             report.refused.append(.malformed(op.id, reason: "sequence numbers and Lamport times start at 1 and stay below 2^62"))
             return
         }
@@ -95,7 +97,7 @@ extension Replica {
         }
         var next: Op? = op
         while let current = next {
-            guard integrate(current, report: &report, needsReplay: &needsReplay) else { break }
+            guard integrate(current, report: &report, late: &late) else { break }
             // A copy buffered earlier may have become ready through a checkpoint.
             _ = takePending(replica, seq: current.id.seq)
             next = takePending(replica, seq: versions[replica] + 1)
@@ -122,8 +124,10 @@ extension Replica {
     }
 
     /// Integrates the next operation of its replica. Returns false when the
-    /// replica's history stops here.
-    private mutating func integrate(_ op: Op, report: inout MergeReport<Kind.Refusal>, needsReplay: inout Bool) -> Bool {
+    /// replica's history stops here. An operation stamped after the whole log
+    /// is applied at once; one that belongs earlier joins `late`, merged into
+    /// the log in one pass at the end of the batch (see `mergeLate`).
+    private mutating func integrate(_ op: Op, report: inout MergeReport<Kind.Refusal>, late: inout [Op]) -> Bool {
         let replica = op.id.replica
         if let last = lastLamport[replica], op.lamport <= last {
             report.refused.append(.clockWentBack(op.id))
@@ -138,15 +142,52 @@ extension Replica {
         lastLamport[replica] = op.lamport
         clock = max(clock, op.lamport)
         report.integrated.append(op.id)
-        if !needsReplay, log.last.map({ $0.stamp < op.stamp }) ?? true {
+        if late.isEmpty, log.last.map({ $0.stamp < op.stamp }) ?? true {
             log.append(op)
             outcomes.append(Kind.apply(op.change, id: op.id, to: &state))
         } else {
-            log.insert(op, at: insertionIndex(for: op.stamp))
-            outcomes.append(.unchanged) // placeholder, replaced by the replay
-            needsReplay = true
+            late.append(op)
         }
         return true
+    }
+
+    /// Undo/redo by replay, in one pass: sorts the late operations, merges
+    /// them into the log from the first place one belongs, and replays from
+    /// there. Inserting them one by one would cost O(log x late) moves; this
+    /// is O(log + late x log(late)). Returns this replica's own operations
+    /// whose outcome changed (C4: a pick refused because of concurrent ones).
+    mutating func mergeLate(_ late: [Op]) -> [(OperationID, Outcome<Kind.Refusal>)] {
+        let incoming = late.sorted { $0.stamp < $1.stamp }
+        let start = insertionIndex(for: incoming[0].stamp)
+        var merged: [Op] = []
+        var previous: [Outcome<Kind.Refusal>?] = []
+        merged.reserveCapacity(log.count - start + incoming.count)
+        previous.reserveCapacity(merged.capacity)
+        var old = start, new = 0
+        while old < log.count || new < incoming.count {
+            if new == incoming.count || (old < log.count && log[old].stamp < incoming[new].stamp) {
+                merged.append(log[old])
+                previous.append(outcomes[old])
+                old += 1
+            } else {
+                merged.append(incoming[new])
+                previous.append(nil)
+                new += 1
+            }
+        }
+        // The state where the merged part begins: the unchanged prefix replayed.
+        var fresh = checkpoint.state
+        for op in log[..<start] { _ = Kind.apply(op.change, id: op.id, to: &fresh) }
+        log.replaceSubrange(start..., with: merged)
+        outcomes.removeSubrange(start...)
+        var changed: [(OperationID, Outcome<Kind.Refusal>)] = []
+        for (op, before) in zip(merged, previous) {
+            let outcome = Kind.apply(op.change, id: op.id, to: &fresh)
+            outcomes.append(outcome)
+            if op.id.replica == id, let before, before != outcome { changed.append((op.id, outcome)) }
+        }
+        state = fresh
+        return changed
     }
 
     /// A replica whose history crossed a checkpoint it was not part of: its

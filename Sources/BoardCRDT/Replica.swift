@@ -53,6 +53,7 @@ public struct Replica<Kind: BoardKind>: Sendable {
     /// something, records and applies it at once (local-first). Returns the
     /// operation to send to the others, or `nil` for an idempotent no-op (B9).
     @discardableResult
+    @_specialize(exported: true, where Kind == LetterBoard)
     public mutating func perform(_ intent: Kind.Intent) throws(Kind.Refusal) -> Op? {
         guard let change = try Kind.prepare(intent, in: state) else { return nil }
         return record(change)
@@ -73,6 +74,7 @@ public struct Replica<Kind: BoardKind>: Sendable {
     }
 
     /// What replaying `id` did, if it is still in the log.
+    @_specialize(exported: true, where Kind == LetterBoard)
     public func outcome(of id: OperationID) -> Outcome<Kind.Refusal>? {
         guard let index = logIndex(of: id) else { return nil }
         return outcomes[index]

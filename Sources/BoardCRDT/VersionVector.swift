@@ -23,7 +23,13 @@ public struct VersionVector: Hashable, Codable, Sendable {
         // Encoded as [[replica, seq], ...]: JSON objects cannot have integer keys.
         let pairs = try decoder.singleValueContainer().decode([OperationID].self)
         entries = [:]
-        for pair in pairs where pair.seq > 0 { entries[pair.replica] = max(entries[pair.replica] ?? 0, pair.seq) }
+        for pair in pairs where pair.seq > 0 {
+            // Counting on from a sequence number near 2^64 would overflow.
+            guard pair.seq <= UInt64.max >> 2 else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "sequence number \(pair.seq) is beyond 2^62"))
+            }
+            entries[pair.replica] = max(entries[pair.replica] ?? 0, pair.seq)
+        }
     }
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()

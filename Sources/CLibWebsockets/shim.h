@@ -37,4 +37,19 @@ static inline void swlws_peer_address(struct lws *wsi, char *buffer, size_t leng
     lws_get_peer_simple(wsi, buffer, length);
 }
 
+/// Answers a refused WebSocket upgrade with a complete HTTP/1.1 response
+/// (lws_return_http_status says HTTP/1.0 at this point of the handshake,
+/// which strict clients reject). The caller then returns nonzero.
+static inline int swlws_refuse_upgrade(struct lws *wsi, unsigned int status, const char *body)
+{
+    unsigned char buffer[LWS_PRE + 1200];
+    char *text = (char *)&buffer[LWS_PRE];
+    const char *phrase = status == 400 ? "Bad Request" : status == 404 ? "Not Found" :
+                         status == 414 ? "URI Too Long" : status == 503 ? "Service Unavailable" : "Refused";
+    int length = lws_snprintf(text, 1200 - 1,
+        "HTTP/1.1 %u %s\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: %d\r\n"
+        "connection: close\r\n\r\n%s\n", status, phrase, (int)strlen(body) + 1, body);
+    return lws_write(wsi, buffer + LWS_PRE, (size_t)length, LWS_WRITE_HTTP_HEADERS) != length;
+}
+
 #endif

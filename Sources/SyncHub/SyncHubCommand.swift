@@ -71,6 +71,11 @@ struct SyncHubCommand: ParsableCommand {
         limits.evictAfterSeconds = evictAfterSeconds
         limits.keptOperations = keptOperations
 
+        // Block SIGINT/SIGTERM before any thread starts, so only the
+        // signal thread takes them (a thread started earlier would inherit
+        // an unblocked mask and die by the default action).
+        let stopRequest = StopRequest()
+        StopSignals.install { stopRequest.fire() }
         let hub: HubServer
         do {
             hub = try HubServer(options: options, limits: limits, dataDirectory: inMemory ? nil : data, echo: echo, logger: logger)
@@ -78,7 +83,7 @@ struct SyncHubCommand: ParsableCommand {
             throw ValidationError("\(error)")
         }
         hub.attachWriter()
-        StopSignals.install { hub.server.stop() }
+        stopRequest.set { hub.server.stop() }
         do throws(HTTPRefusal) {
             try hub.server.run { boundPort in
                 let store = inMemory ? "in memory" : "store \(data)/boards.sqlite"

@@ -240,7 +240,7 @@ public final class WebSocketServer: @unchecked Sendable {
         switch reason {
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
             if case let .failure(refusal) = route(wsi) {
-                lws_return_http_status(wsi, refusal.status, refusal.message)
+                _ = swlws_refuse_upgrade(wsi, refusal.status, String(refusal.message.prefix(900)))
                 return 1
             }
             return 0

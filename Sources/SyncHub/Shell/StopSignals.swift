@@ -24,3 +24,28 @@ enum StopSignals {
         thread.start()
     }
 }
+
+/// Holds what a stop signal should do once the hub exists; a signal that
+/// came earlier is kept and acted on when the action is set.
+final class StopRequest: @unchecked Sendable {
+    // Sendable: guarded by `lock`.
+    private let lock = NSLock()
+    private var action: (@Sendable () -> Void)?
+    private var fired = false
+
+    func set(_ action: @escaping @Sendable () -> Void) {
+        lock.lock()
+        self.action = action
+        let already = fired
+        lock.unlock()
+        if already { action() }
+    }
+
+    func fire() {
+        lock.lock()
+        fired = true
+        let action = self.action
+        lock.unlock()
+        action?()
+    }
+}
