@@ -32,10 +32,12 @@ public final class WebSocketClient: @unchecked Sendable {
     private let protocols: UnsafeMutablePointer<lws_protocols>
     private let protocolName = strdup("synchub-client")!
     private let fdLimit: UInt32
-    private var ticker: pthread_t?
+    /// How often the loop is woken when the network is quiet.
+    private let tickMicros: UInt32
 
-    public init(fdLimit: UInt32 = 4096) {
+    public init(fdLimit: UInt32 = 4096, tickMicros: UInt32 = 50_000) {
         self.fdLimit = fdLimit
+        self.tickMicros = tickMicros
         protocols = .allocate(capacity: 2)
         protocols.initialize(repeating: lws_protocols(), count: 2)
         protocols[0].name = UnsafePointer(protocolName)
@@ -140,14 +142,14 @@ public final class WebSocketClient: @unchecked Sendable {
     public static func nowNanos() -> UInt64 { WebSocketServer.nowNanos() }
 
     private func startTicker() {
-        // Wakes the loop every 50 ms so timers in `serviceLoopDidRun` run
+        // Wakes the loop every `tickMicros` so timers in `serviceLoopDidRun` run
         // while the network is quiet (lws_service may sleep long when idle).
         let box = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
         pthread_create(&thread, nil, { raw in
             let client = Unmanaged<WebSocketClient>.fromOpaque(raw!).takeRetainedValue()
             while !client.stopRequested.load(ordering: .relaxed) {
-                usleep(50_000)
+                usleep(client.tickMicros)
                 if let context = client.context { lws_cancel_service(context) }
             }
             return nil

@@ -1,6 +1,72 @@
 import ArgumentParser
+import Foundation
+import Glibc
+import WebSocketLoop
 
 struct BenchCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "bench", abstract: "Load-test a hub (see BENCHMARKS.md).")
-    func run() throws { throw ValidationError("bench is not built yet") }
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Load-test a hub: B boards x C clients, paced or saturated; latency, throughput, convergence.",
+        discussion: """
+            Each board's clients are thin clients. Board 1's first client selects A-F, then the senders \
+            move random letters among places 1-6 (drag-and-drop load). Visibility latency runs from an \
+            operation's send to the first state frame at each client of its board that includes it \
+            (HDR histogram). At the end every client of every board must show the same order. \
+            Method and figures: BENCHMARKS.md.
+            """)
+
+    @Argument(help: "The hub, ws://HOST:PORT.") var hub: String
+    @Option(help: "Boards.") var boards = 1
+    @Option(help: "Clients per board.") var clients = 50
+    @Option(help: "Clients per board that send operations (default: all).") var senders: Int?
+    @Option(help: "Aggregate operations a second over all boards; 0 = as fast as the hub absorbs.") var rate: Double = 0
+    @Option(help: "Saturated mode: operations in flight per board.") var inFlight = 256
+    @Option(help: "Measured seconds.") var duration: Double = 10
+    @Option(help: "Seconds of sending before measuring.") var warmup: Double = 1
+    @Option(help: "New connections a second while ramping up.") var connectRate: Double = 2000
+    @Option(help: "Client threads (each its own event loop).") var threads = 1
+    @Option(help: "Loopback source addresses 127.0.0.1..N (default: one per 20,000 clients).") var sources: Int?
+    @Option(help: "Board name prefix (boards are PREFIX-0, PREFIX-1, ...).") var prefix = "bench"
+    @Option(help: "The hub's process id, to report its RSS and CPU.") var hubPid: Int32?
+    @Flag(help: "Print the summary as one JSON object.") var json = false
+    @Flag(help: "No live progress line.") var quiet = false
+
+    func validate() throws {
+        guard let url = WebSocketURL(hub) else { throw ValidationError("hub must look like ws://HOST:PORT") }
+        _ = url
+        guard boards >= 1, clients >= 1, duration > 0, threads >= 1, connectRate > 0 else {
+            throw ValidationError("--boards, --clients, --duration, --threads and --connect-rate must be positive")
+        }
+        if let senders, !(1...clients).contains(senders) { throw ValidationError("--senders must be 1...clients") }
+    }
+
+    func run() throws {
+        raiseFileLimit()
+        guard let url = WebSocketURL(hub) else { throw ValidationError("hub must look like ws://HOST:PORT") }
+        let total = boards * clients
+        let plan = BenchPlan(
+            hub: url, boardNames: (0..<boards).map { "\(prefix)-\($0)" }, clientsPerBoard: clients,
+            sendersPerBoard: senders ?? clients, threads: threads,
+            sources: sources ?? max(1, (total + 19_999) / 20_000), connectionsPerSecond: connectRate,
+            rate: rate, inFlightPerBoard: inFlight,
+            warmupNanos: UInt64(warmup * 1e9), durationNanos: UInt64(duration * 1e9))
+        let report = BenchRunner(plan: plan, hubPID: hubPid, progress: !quiet && isatty(2) == 1).run()
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        } else {
+            print(report.text())
+        }
+        if !report.converged { throw ExitCode(1) }
+    }
+}
+
+/// Lifts the soft limit on open files to the hard limit (thousands of sockets).
+func raiseFileLimit() {
+    var limit = rlimit()
+    if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max {
+        limit.rlim_cur = limit.rlim_max
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
 }

@@ -1,0 +1,42 @@
+import WebSocketLoop
+
+/// What one `syncclient bench` run does.
+struct BenchPlan: Sendable {
+    var hub: WebSocketURL
+    var boardNames: [String]
+    var clientsPerBoard: Int
+    /// Clients per board that send operations (the first ones of each board).
+    var sendersPerBoard: Int
+    var threads: Int
+    /// Loopback source addresses 127.0.0.1 ... 127.0.0.N.
+    var sources: Int
+    var connectionsPerSecond: Double
+    /// Aggregate operations a second over all boards; 0 means as fast as the hub absorbs.
+    var rate: Double
+    /// Saturation mode: operations in flight per board.
+    var inFlightPerBoard: Int
+    var warmupNanos: UInt64
+    var durationNanos: UInt64
+
+    var totalClients: Int { boardNames.count * clientsPerBoard }
+
+    /// The (board, slot) pairs worker `index` owns.
+    func slots(forWorker index: Int) -> [(board: Int, slot: Int)] {
+        var mine: [(Int, Int)] = []
+        for board in boardNames.indices {
+            for slot in 0..<clientsPerBoard where (board * clientsPerBoard + slot) % threads == index {
+                mine.append((board, slot))
+            }
+        }
+        return mine
+    }
+
+    func url(board: Int) -> WebSocketURL {
+        WebSocketURL(host: hub.host, port: hub.port, path: "/boards/" + boardNames[board])
+    }
+
+    func sourceAddress(board: Int, slot: Int) -> String? {
+        guard sources > 1 else { return nil }
+        return "127.0.0.\(1 + (board * clientsPerBoard + slot) % sources)"
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Histogram
+
+/// The figures of one bench run (printed, and with `--json` as one object).
+struct BenchReport: Codable {
+    struct Percentiles: Codable {
+        var count: UInt64
+        var p50: Double
+        var p90: Double
+        var p99: Double
+        var p999: Double
+        var max: Double
+
+        init(_ histogram: Histogram<UInt64>) {
+            func ms(_ nanos: UInt64) -> Double { (Double(nanos) / 1e6 * 1000).rounded() / 1000 }
+            count = histogram.totalCount
+            p50 = ms(histogram.valueAtPercentile(50))
+            p90 = ms(histogram.valueAtPercentile(90))
+            p99 = ms(histogram.valueAtPercentile(99))
+            p999 = ms(histogram.valueAtPercentile(99.9))
+            max = ms(histogram.maxRecorded)
+        }
+    }
+
+    var boards: Int
+    var clientsPerBoard: Int
+    var sendersPerBoard: Int
+    var mode: String
+    var targetRate: Double
+    var seconds: Double
+    var connected: Int
+    var connectFailures: Int
+    var connectMillis: Percentiles
+    var operationsAcknowledged: Int
+    var operationsRejected: Int
+    var acknowledgedPerSecond: Double
+    /// Board changes (distinct versions) a second, summed over boards.
+    var changesPerSecond: Double
+    var statesDeliveredPerSecond: Double
+    var framesDeliveredPerSecond: Double
+    /// Send to first sight, one sample per (operation, client of its board).
+    var visibilityMillis: Percentiles
+    /// Send to the moment the last client of its board saw it, one sample per operation.
+    var visibilityAtEveryClientMillis: Percentiles
+    var unseen: Int
+    var converged: Bool
+    var divergentBoards: [String]
+    var hubRSSMiB: Double?
+    var hubRSSDeltaMiB: Double?
+    var hubCPUPercent: Double?
+    var benchCPUPercent: Double?
+
+    func text() -> String {
+        func p(_ x: Percentiles) -> String {
+            "p50 \(x.p50) / p90 \(x.p90) / p99 \(x.p99) / p99.9 \(x.p999) / max \(x.max) ms (n=\(x.count))"
+        }
+        var lines = [
+            "boards \(boards) x clients \(clientsPerBoard) (\(sendersPerBoard) sending), \(mode)\(targetRate > 0 ? " \(Int(targetRate)) ops/s" : ""), \(String(format: "%.1f", seconds)) s measured",
+            "connected      \(connected) (failures \(connectFailures)); connect \(p(connectMillis))",
+            "acknowledged   \(operationsAcknowledged) ops (\(Int(acknowledgedPerSecond))/s), rejected \(operationsRejected), board changes \(Int(changesPerSecond))/s",
+            "delivered      \(Int(statesDeliveredPerSecond)) states/s, \(Int(framesDeliveredPerSecond)) frames/s",
+            "visibility     \(p(visibilityMillis))",
+            "at every client \(p(visibilityAtEveryClientMillis))",
+        ]
+        if let hubRSSMiB, let hubCPUPercent {
+            lines.append("hub            RSS \(String(format: "%.1f", hubRSSMiB)) MiB (+\(String(format: "%.1f", hubRSSDeltaMiB ?? 0))), CPU \(Int(hubCPUPercent))%")
+        }
+        if let benchCPUPercent { lines.append("bench itself   CPU \(Int(benchCPUPercent))%") }
+        lines.append(converged ? "converged      yes: every client of every board shows the same order"
+                               : "converged      NO: \(divergentBoards.joined(separator: ", "))")
+        if unseen > 0 { lines.append("unseen         \(unseen) (operation, client) pairs never saw the change") }
+        return lines.joined(separator: "\n")
+    }
+}

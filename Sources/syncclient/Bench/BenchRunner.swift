@@ -1,0 +1,135 @@
+import Foundation
+import Glibc
+import Histogram
+
+/// Runs a bench: starts the workers, ramps the connections, sends for the
+/// warm-up plus the measured window, drains, checks convergence, reports.
+struct BenchRunner {
+    let plan: BenchPlan
+    let hubPID: Int32?
+    let progress: Bool
+
+    func run() -> BenchReport {
+        let workers = (0..<plan.threads).map { BenchWorker(index: $0, plan: plan) }
+        for worker in workers where !worker.start() {
+            FileHandle.standardError.write(Data("bench: could not start a network loop\n".utf8))
+        }
+        let threads = workers.map { worker in
+            let thread = Thread { worker.client.run() }
+            thread.name = "bench-\(worker.index)"
+            thread.start()
+            return thread
+        }
+        _ = threads
+        // Ramp up.
+        let total = plan.totalClients
+        let rampDeadline = BenchClock.now() + UInt64((Double(total) / plan.connectionsPerSecond + 30) * 1e9)
+        while BenchClock.now() < rampDeadline {
+            let done = workers.reduce(0) { $0 + $1.connected.load(ordering: .relaxed) + $1.failures.load(ordering: .relaxed) }
+            if progress { status("connecting \(done)/\(total)") }
+            if done >= total { break }
+            usleep(100_000)
+        }
+        usleep(300_000) // let the joins' state frames settle
+        let hubBefore = hubPID.flatMap(ProcessSample.read)
+        let ownBefore = ProcessSample.own()
+        let start = BenchClock.now() + 20_000_000
+        let recordFrom = start + plan.warmupNanos
+        let end = recordFrom + plan.durationNanos
+        for worker in workers { worker.client.post { worker.beginSending(at: start, recordFrom: recordFrom, until: end) } }
+        var lastAnswers = 0, lastFrames = 0, lastTime = BenchClock.now()
+        while BenchClock.now() < end {
+            usleep(1_000_000)
+            let answers = workers.reduce(0) { $0 + $1.answers.load(ordering: .relaxed) }
+            let frames = workers.reduce(0) { $0 + $1.framesIn.load(ordering: .relaxed) }
+            let now = BenchClock.now()
+            let seconds = Double(now - lastTime) / 1e9
+            if progress {
+                status("t=\(Int(Double(now - start) / 1e9))s answers \(Int(Double(answers - lastAnswers) / seconds))/s frames \(Int(Double(frames - lastFrames) / seconds))/s")
+            }
+            (lastAnswers, lastFrames, lastTime) = (answers, frames, now)
+        }
+        let hubAfter = hubPID.flatMap(ProcessSample.read)
+        let ownAfter = ProcessSample.own()
+        // Drain: every answer in, and the last states delivered.
+        let drainDeadline = BenchClock.now() + 10_000_000_000
+        while BenchClock.now() < drainDeadline, workers.contains(where: { $0.outstanding.load(ordering: .relaxed) > 0 }) {
+            usleep(50_000)
+        }
+        usleep(1_000_000)
+        if progress { status("") }
+        let report = summarize(workers, hubBefore: hubBefore, hubAfter: hubAfter, ownBefore: ownBefore, ownAfter: ownAfter)
+        for worker in workers { worker.client.post { worker.closeAll() } }
+        usleep(300_000)
+        for worker in workers { worker.client.stop() }
+        return report
+    }
+
+    private func status(_ text: String) {
+        FileHandle.standardError.write(Data("\r\u{1B}[K\(text)".utf8))
+    }
+
+    private func summarize(_ workers: [BenchWorker], hubBefore: ProcessSample?, hubAfter: ProcessSample?,
+                           ownBefore: ProcessSample?, ownAfter: ProcessSample?) -> BenchReport {
+        // Peers and acknowledgements are read after the loops went quiet.
+        let peers = workers.flatMap(\.peers)
+        var connect = Histogram<UInt64>(highestTrackableValue: 120_000_000_000)
+        for peer in peers { if let nanos = peer.connectNanos { _ = connect.record(max(1, nanos)) } }
+        // The change that made version v is the earliest-sent operation acknowledged with v.
+        var firstSend: [Int: [UInt64: UInt64]] = [:]
+        for worker in workers {
+            for ack in worker.acknowledged {
+                let old = firstSend[ack.board]?[ack.version]
+                if old == nil || ack.sent < old! { firstSend[ack.board, default: [:]][ack.version] = ack.sent }
+            }
+        }
+        var visibility = Histogram<UInt64>(highestTrackableValue: 120_000_000_000)
+        var everyClient = Histogram<UInt64>(highestTrackableValue: 120_000_000_000)
+        var unseen = 0
+        var peersOfBoard: [Int: [BenchWorker.Peer]] = [:]
+        for peer in peers { peersOfBoard[peer.board, default: []].append(peer) }
+        for (board, sends) in firstSend {
+            let ops = sends.sorted { $0.key < $1.key }
+            var latest = [UInt64](repeating: 0, count: ops.count)
+            for peer in peersOfBoard[board] ?? [] {
+                var cursor = 0
+                for (index, op) in ops.enumerated() {
+                    while cursor < peer.stateVersions.count, peer.stateVersions[cursor] < op.key { cursor += 1 }
+                    guard cursor < peer.stateVersions.count else { unseen += ops.count - index; break }
+                    let seen = peer.stateTimes[cursor]
+                    let latency = seen > op.value ? seen - op.value : 1
+                    _ = visibility.record(latency)
+                    latest[index] = max(latest[index], latency)
+                }
+            }
+            for value in latest where value > 0 { _ = everyClient.record(value) }
+        }
+        var divergent: [String] = []
+        for (board, group) in peersOfBoard {
+            let first = group[0]
+            if group.contains(where: { $0.lastOrder != first.lastOrder || $0.lastVersion != first.lastVersion }) {
+                divergent.append(plan.boardNames[board])
+            }
+        }
+        let seconds = Double(plan.durationNanos) / 1e9
+        let acknowledged = workers.reduce(0) { $0 + $1.acknowledged.count }
+        let changes = firstSend.values.reduce(0) { $0 + $1.count }
+        return BenchReport(
+            boards: plan.boardNames.count, clientsPerBoard: plan.clientsPerBoard, sendersPerBoard: plan.sendersPerBoard,
+            mode: plan.rate > 0 ? "paced" : "saturated", targetRate: plan.rate, seconds: seconds,
+            connected: peers.filter { $0.connectNanos != nil }.count,
+            connectFailures: workers.reduce(0) { $0 + $1.failures.load(ordering: .relaxed) },
+            connectMillis: .init(connect),
+            operationsAcknowledged: acknowledged, operationsRejected: workers.reduce(0) { $0 + $1.rejected },
+            acknowledgedPerSecond: Double(acknowledged) / seconds,
+            changesPerSecond: Double(changes) / seconds,
+            statesDeliveredPerSecond: Double(workers.reduce(0) { $0 + $1.statesInWindow }) / seconds,
+            framesDeliveredPerSecond: Double(workers.reduce(0) { $0 + $1.framesInWindow }) / seconds,
+            visibilityMillis: .init(visibility), visibilityAtEveryClientMillis: .init(everyClient),
+            unseen: unseen, converged: divergent.isEmpty, divergentBoards: divergent.sorted(),
+            hubRSSMiB: hubAfter.map { Double($0.residentKiB) / 1024 },
+            hubRSSDeltaMiB: hubBefore.flatMap { before in hubAfter.map { Double($0.residentKiB - before.residentKiB) / 1024 } },
+            hubCPUPercent: hubBefore.flatMap { before in hubAfter.map { before.cpuPercent(until: $0) } },
+            benchCPUPercent: ownBefore.flatMap { before in ownAfter.map { before.cpuPercent(until: $0) } })
+    }
+}

@@ -1,0 +1,227 @@
+import BoardCRDT
+import Foundation
+import Synchronization
+import SyncWire
+import WebSocketLoop
+
+/// One bench thread: its own libwebsockets client loop and its share of
+/// the connections. Records raw times only; `BenchReport` does the math.
+final class BenchWorker: ClientDelegate, @unchecked Sendable {
+    // Sendable: everything but the atomics is confined to this worker's loop thread.
+    let index: Int
+    let plan: BenchPlan
+    let client: WebSocketClient
+    let connected = Atomic<Int>(0)
+    let answers = Atomic<Int>(0)
+    let framesIn = Atomic<Int>(0)
+    let failures = Atomic<Int>(0)
+    let outstanding = Atomic<Int>(0)
+
+    /// One bench client.
+    final class Peer {
+        let board: Int
+        let slot: Int
+        var connection: ClientConnection?
+        var connectStart: UInt64 = 0
+        var connectNanos: UInt64?
+        var lastVersion: UInt64 = 0
+        var lastOrder: [String] = []
+        var stateVersions: [UInt64] = []
+        var stateTimes: [UInt64] = []
+        var inFlight = 0
+        var nextRef = 0
+        var sendTimes: [Int: UInt64] = [:]
+        init(board: Int, slot: Int) {
+            self.board = board
+            self.slot = slot
+        }
+    }
+
+    private(set) var peers: [Peer] = []
+    private var peerOfConnection: [UInt64: Peer] = [:]
+    private var toConnect: [Peer] = []
+    private var connectBudget = 0.0
+    private var lastPace: UInt64 = 0
+    /// Set by the runner: when to start and stop sending, when to record.
+    private var sendingFrom: UInt64?
+    private var sendingUntil: UInt64 = 0
+    private var recordFrom: UInt64 = 0
+    private var sendBudget = 0.0
+    private var senderCursor = 0
+    private var senders: [Peer] = []
+    /// (board, version, send time) of every acknowledged operation sent in the window.
+    private(set) var acknowledged: [(board: Int, version: UInt64, sent: UInt64)] = []
+    private(set) var rejected = 0
+    private(set) var statesInWindow = 0
+    private(set) var framesInWindow = 0
+    private var windowEnd: UInt64 = .max
+
+    init(index: Int, plan: BenchPlan) {
+        self.index = index
+        self.plan = plan
+        client = WebSocketClient(fdLimit: UInt32(plan.totalClients / plan.threads + 1024), tickMicros: 1000)
+        for (board, slot) in plan.slots(forWorker: index) { peers.append(Peer(board: board, slot: slot)) }
+        toConnect = peers.reversed()
+        senders = peers.filter { $0.slot < plan.sendersPerBoard }
+    }
+
+    func start() -> Bool {
+        client.delegate = self
+        return client.start()
+    }
+
+    /// Called through `client.post` by the runner.
+    func beginSending(at start: UInt64, recordFrom: UInt64, until end: UInt64) {
+        sendingFrom = start
+        self.recordFrom = recordFrom
+        sendingUntil = end
+        windowEnd = end
+        lastPace = start
+        // Each board's first client sets six letters up for the moves.
+        for peer in peers where peer.slot == 0 {
+            for letter in ["A", "B", "C", "D", "E", "F"] { send(.select(Letter(letter)!), from: peer, at: start) }
+        }
+        if plan.rate == 0 { for peer in senders { refill(peer, now: start) } }
+    }
+
+    func closeAll() {
+        for peer in peers { if let connection = peer.connection { client.close(connection) } }
+    }
+
+    // MARK: Loop
+
+    func serviceLoopDidRun() {
+        let now = BenchClock.now()
+        if !toConnect.isEmpty {
+            if lastPace == 0 { lastPace = now }
+            connectBudget += Double(now - lastPace) / 1e9 * plan.connectionsPerSecond / Double(plan.threads)
+            lastPace = now
+            while connectBudget >= 1 || (connectBudget > 0 && toConnect.count == 1), let peer = toConnect.popLast() {
+                connectBudget -= 1
+                peer.connectStart = now
+                peer.connection = client.connect(to: plan.url(board: peer.board),
+                                                 sourceAddress: plan.sourceAddress(board: peer.board, slot: peer.slot))
+                if let connection = peer.connection { peerOfConnection[connection.id] = peer }
+            }
+            if toConnect.isEmpty { connectBudget = 0 }
+        }
+        guard let from = sendingFrom, now >= from, now < sendingUntil, plan.rate > 0, !senders.isEmpty else { return }
+        let share = plan.rate * Double(senders.count) / Double(max(1, plan.boardNames.count * plan.sendersPerBoard))
+        sendBudget += Double(now - max(lastPace, from)) / 1e9 * share
+        lastPace = now
+        while sendBudget >= 1 {
+            sendBudget -= 1
+            let peer = senders[senderCursor % senders.count]
+            senderCursor += 1
+            sendMove(from: peer, at: now)
+        }
+    }
+
+    private func refill(_ peer: Peer, now: UInt64) {
+        let window = max(1, plan.inFlightPerBoard / max(1, plan.sendersPerBoard))
+        while peer.inFlight < window, now < sendingUntil { sendMove(from: peer, at: now) }
+    }
+
+    private func sendMove(from peer: Peer, at now: UInt64) {
+        let letter = Letter(index: Int.random(in: 0..<6))!
+        send(.move(letter, to: Int.random(in: 1...6)), from: peer, at: now)
+    }
+
+    private func send(_ intent: LetterBoard.Intent, from peer: Peer, at now: UInt64) {
+        guard let connection = peer.connection, connection.isOpen else { return }
+        peer.nextRef += 1
+        peer.sendTimes[peer.nextRef] = now
+        peer.inFlight += 1
+        outstanding.add(1, ordering: .relaxed)
+        client.send(ClientMessage.thinFrame(intent, ref: String(peer.nextRef)), on: connection)
+    }
+
+    // MARK: ClientDelegate
+
+    func connected(_ connection: ClientConnection) {
+        guard let peer = peerOfConnection[connection.id] else { return }
+        peer.connectNanos = BenchClock.now() - peer.connectStart
+        connected.add(1, ordering: .relaxed)
+    }
+
+    func received(_ connection: ClientConnection, message: UnsafeRawBufferPointer, isText: Bool) {
+        let now = BenchClock.now()
+        guard let peer = peerOfConnection[connection.id] else { return }
+        framesIn.add(1, ordering: .relaxed)
+        let inWindow = now >= recordFrom && now < windowEnd
+        if inWindow { framesInWindow += 1 }
+        guard let frame = BenchFrame(message) else { return }
+        switch frame.kind {
+        case .state:
+            peer.lastVersion = frame.version
+            peer.lastOrder = frame.order
+            peer.stateVersions.append(frame.version)
+            peer.stateTimes.append(now)
+            if inWindow { statesInWindow += 1 }
+        case .ack, .rejected:
+            guard let ref = frame.ref, let sent = peer.sendTimes.removeValue(forKey: ref) else { return }
+            peer.inFlight -= 1
+            outstanding.add(-1, ordering: .relaxed)
+            answers.add(1, ordering: .relaxed)
+            if frame.kind == .ack {
+                if sent >= recordFrom && sent < windowEnd { acknowledged.append((peer.board, frame.version, sent)) }
+            } else {
+                rejected += 1
+            }
+            if plan.rate == 0, sendingFrom != nil { refill(peer, now: now) }
+        case .other:
+            break
+        }
+    }
+
+    func disconnected(_ connection: ClientConnection, reason: String) {
+        if let peer = peerOfConnection[connection.id], peer.connectNanos == nil || sendingFrom != nil && BenchClock.now() < sendingUntil {
+            failures.add(1, ordering: .relaxed)
+        }
+    }
+}
+
+/// The few fields the bench reads from a hub frame, parsed by hand: the
+/// bench must not be the bottleneck, and JSONDecoder would be.
+struct BenchFrame {
+    enum Kind { case state, ack, rejected, other }
+    var kind: Kind
+    var version: UInt64 = 0
+    var ref: Int?
+    var order: [String] = []
+
+    init?(_ bytes: UnsafeRawBufferPointer) {
+        let text = Array(bytes)
+        func value(after key: String) -> ArraySlice<UInt8>? {
+            let pattern = Array("\"\(key)\":".utf8)
+            guard let start = text.firstRange(of: pattern)?.upperBound else { return nil }
+            var end = start
+            var depth = 0
+            var inString = false
+            while end < text.count {
+                let c = text[end]
+                if c == UInt8(ascii: "\"") { inString.toggle() }
+                if !inString {
+                    if c == UInt8(ascii: "[") { depth += 1 }
+                    if c == UInt8(ascii: "]") { depth -= 1 }
+                    if depth == 0 && (c == UInt8(ascii: ",") || c == UInt8(ascii: "}")) { break }
+                }
+                end += 1
+            }
+            return text[start..<end]
+        }
+        guard let type = value(after: "type") else { return nil }
+        switch String(decoding: type, as: UTF8.self) {
+        case "\"state\"": kind = .state
+        case "\"ack\"": kind = .ack
+        case "\"rejected\"": kind = .rejected
+        default: kind = .other
+        }
+        if let version = value(after: "version") { self.version = UInt64(String(decoding: version, as: UTF8.self)) ?? 0 }
+        if let ref = value(after: "ref") { self.ref = Int(String(decoding: ref.dropFirst().dropLast(), as: UTF8.self)) }
+        if kind == .state, let order = value(after: "order") {
+            self.order = String(decoding: order, as: UTF8.self)
+                .split(whereSeparator: { "[],\"".contains($0) }).map(String.init)
+        }
+    }
+}
