@@ -2,7 +2,7 @@
 # Installs what building and testing SyncHub needs; safe to run again (a few
 # seconds when everything is already there).
 #
-#   scripts/install-deps.sh [--no-browser] [--no-autobahn]
+#   scripts/install-deps.sh [--no-browser] [--no-autobahn] [--no-python]
 #
 # 1. Debian packages: libwebsockets-dev pkg-config libsqlite3-dev tmux
 #    python3-venv, and chromium chromium-driver for the browser tests
@@ -25,9 +25,11 @@ PYVENV=$ROOT/.build/pyvenv
 
 BROWSER=1
 AUTOBAHN=1
+PYTHON=1
 for arg in "$@"; do
     case "$arg" in
         --no-browser) BROWSER=0 ;;
+        --no-python) PYTHON=0 ;;
         --no-autobahn) AUTOBAHN=0 ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "install-deps: unknown argument: $arg (see --help)" >&2; exit 2 ;;
@@ -87,7 +89,9 @@ from importlib.metadata import version
 sys.exit(0 if all(version(n) == v for n, v in (p.split("==") for p in sys.argv[1:])) else 1)
 EOF
 }
-if [[ -x $PYVENV/bin/python ]] && pins_ok; then
+if [[ $PYTHON == 0 ]]; then
+    say "python venv: skipped (--no-python)"
+elif [[ -x $PYVENV/bin/python ]] && pins_ok; then
     say "python venv: .build/pyvenv has ${PY_PACKAGES[*]}"
 else
     if [[ ! -x $PYVENV/bin/python ]]; then

@@ -1,0 +1,44 @@
+import BoardCRDT
+import Foundation
+import SyncWire
+import Testing
+@testable import SyncHub
+
+/// The SQLite store on a temporary directory: what is committed comes back.
+struct BoardStoreTests {
+    @Test func commitThenLoadRestoresTheBoard() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var replica = Replica<LetterBoard>(id: ReplicaID(3), limits: ReplicaLimits(keptOperations: 4))
+        var records: [DurableRecord] = []
+        for (index, letter) in ["A", "B", "C", "D", "E", "F"].enumerated() {
+            let op = try #require(try replica.perform(.select(Letter(letter)!)))
+            records.append(DurableRecord(board: "k", operations: [op], version: UInt64(index + 1), order: replica.state.order,
+                                         replies: [], author: nil, checkpoint: nil))
+        }
+        let store = try BoardStore(directory: directory)
+        try store.commit(records)
+        #expect(try store.load(board: "nothing") == nil)
+        let loaded = try #require(try store.load(board: "k"))
+        #expect(loaded.version == 6)
+        let room = BoardRoom(name: "k", hubReplica: ReplicaID(4), stored: loaded, keptOperations: 1024)
+        #expect(room.replica.state.order == replica.state.order)
+    }
+
+    @Test func checkpointReplacesFoldedOperations() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var replica = Replica<LetterBoard>(id: ReplicaID(3), limits: ReplicaLimits(compacts: false))
+        var ops: [BoardOperation] = []
+        for letter in ["A", "B", "C"] { ops.append(try #require(try replica.perform(.select(Letter(letter)!)))) }
+        replica.compact(keeping: 1)
+        let store = try BoardStore(directory: directory)
+        try store.commit([DurableRecord(board: "k", operations: ops, version: 3, order: replica.state.order,
+                                        replies: [], author: nil, checkpoint: replica.checkpoint)])
+        let loaded = try #require(try store.load(board: "k"))
+        #expect(loaded.operations.count == 1)
+        #expect(loaded.checkpoint == replica.checkpoint)
+        let room = BoardRoom(name: "k", hubReplica: ReplicaID(4), stored: loaded, keptOperations: 1024)
+        #expect(room.replica.state.order.map(\.description) == ["A", "B", "C"])
+    }
+}
