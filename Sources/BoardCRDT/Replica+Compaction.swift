@@ -47,10 +47,16 @@ extension Replica {
         let cut = log.count - max(0, kept)
         guard cut > 0 else { return }
         var folded = checkpoint
+        // A replica's operations are in the log in sequence order, so its
+        // entry is the seq of its last folded operation; writing once per run
+        // of one replica keeps hashing out of the loop.
+        var run: OperationID?
         for op in log[..<cut] {
             _ = Kind.apply(op.change, id: op.id, to: &folded.state)
-            folded.versions[op.id.replica] = max(folded.versions[op.id.replica], op.id.seq)
+            if let current = run, current.replica != op.id.replica { folded.versions[current.replica] = current.seq }
+            run = op.id
         }
+        if let last = run { folded.versions[last.replica] = last.seq }
         folded.frontier = log[cut - 1].stamp
         checkpoint = folded
         log.removeFirst(cut)

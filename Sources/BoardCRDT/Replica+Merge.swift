@@ -75,15 +75,16 @@ extension Replica {
             report.refused.append(.malformed(op.id, reason: "sequence numbers and Lamport times start at 1 and stay below 2^62"))
             return
         }
-        if versions.covers(op.id) {
+        let known = versions[replica]
+        if op.id.seq <= known {
             report.duplicates += 1
             return
         }
-        if retired.contains(replica) {
+        if !retired.isEmpty, retired.contains(replica) {
             report.refused.append(.stale(op.id, frontier: checkpoint.frontier))
             return
         }
-        if op.id.seq > versions[replica] + 1 {
+        if op.id.seq > known + 1 {
             if pending[replica]?[op.id.seq] != nil {
                 report.duplicates += 1
             } else if pendingCount >= limits.maxPending {
@@ -98,9 +99,10 @@ extension Replica {
         var next: Op? = op
         while let current = next {
             guard integrate(current, report: &report, late: &late) else { break }
+            guard pendingCount > 0 else { break }
             // A copy buffered earlier may have become ready through a checkpoint.
             _ = takePending(replica, seq: current.id.seq)
-            next = takePending(replica, seq: versions[replica] + 1)
+            next = takePending(replica, seq: current.id.seq + 1)
         }
     }
 

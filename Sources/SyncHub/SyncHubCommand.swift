@@ -26,6 +26,9 @@ struct SyncHubCommand: ParsableCommand {
     @Option(help: "Largest message accepted on a board connection, in bytes (larger closes with 1009).") var maxMessageBytes = 4096
     @Option(help: "Messages a second one connection may send (sustained).") var rate: Double = 1000
     @Option(help: "Messages one connection may send in a burst.") var burst: Double = 2000
+    @Option(help: "Refused frames (errors) a second one connection may cause before it is closed with 1008.") var badFramesPerSecond: Double = 10
+    @Option(help: "Refused frames one connection may cause in a burst.") var badFrameBurst: Double = 50
+    @Option(help: "Seconds lws waits for a request's headers or a handshake step.") var handshakeTimeoutSeconds: UInt32 = 10
     @Option(help: "Idle seconds before the hub pings a client.") var pingSeconds: UInt16 = 20
     @Option(help: "Idle seconds before the hub hangs up on a client that answers nothing.") var idleTimeoutSeconds: UInt16 = 45
     @Option(help: "Seconds a client may leave frames unread before it is closed with 1008.") var stallSeconds: UInt64 = 15
@@ -41,11 +44,13 @@ struct SyncHubCommand: ParsableCommand {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical") }
         guard maxMessageBytes >= 256 else { throw ValidationError("--max-message-bytes must be at least 256") }
         guard rate > 0, burst >= 1 else { throw ValidationError("--rate must be > 0 and --burst >= 1") }
+        guard badFramesPerSecond > 0, badFrameBurst >= 1 else { throw ValidationError("--bad-frames-per-second must be > 0 and --bad-frame-burst >= 1") }
         guard idleTimeoutSeconds > pingSeconds else { throw ValidationError("--idle-timeout-seconds must exceed --ping-seconds") }
         guard keptOperations >= 16 else { throw ValidationError("--kept-operations must be at least 16") }
     }
 
     func run() throws {
+        raiseFileLimit()
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -63,9 +68,12 @@ struct SyncHubCommand: ParsableCommand {
         options.stallSeconds = stallSeconds
         options.maxQueuedReplies = maxQueuedReplies
         options.fdLimit = fdLimit
+        options.handshakeTimeoutSeconds = handshakeTimeoutSeconds
         var limits = HubLimits()
         limits.messagesPerSecond = rate
         limits.messageBurst = burst
+        limits.badFramesPerSecond = badFramesPerSecond
+        limits.badFrameBurst = badFrameBurst
         limits.maxBoards = maxBoards
         limits.maxClientsPerBoard = maxClientsPerBoard
         limits.evictAfterSeconds = evictAfterSeconds
@@ -95,5 +103,14 @@ struct SyncHubCommand: ParsableCommand {
         hub.flushStore()
         logger.info("stopped cleanly")
         if hub.storeFailure != nil { throw ExitCode(3) }
+    }
+}
+
+/// Lifts the soft limit on open files to the hard one: each connection is a descriptor.
+private func raiseFileLimit() {
+    var limit = rlimit()
+    if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max {
+        limit.rlim_cur = limit.rlim_max
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 }

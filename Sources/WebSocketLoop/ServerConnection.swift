@@ -42,11 +42,18 @@ public final class ServerConnection: @unchecked Sendable {
     public var queuedReplies: Int { replies.count - replyHead }
     public var hasOutput: Bool { latest != nil || queuedReplies > 0 }
 
+    /// Whether the last frame written was the board state: when both lanes
+    /// have frames they alternate, so a busy board never starves acks and a
+    /// flood of acks never holds back the newest state.
+    var lastWasState = false
+
     func takeNextFrame() -> OutgoingFrame? {
-        if let frame = latest {
+        if let frame = latest, !(lastWasState && replyHead < replies.count) {
             latest = nil
+            lastWasState = true
             return frame
         }
+        lastWasState = false
         guard replyHead < replies.count else { return nil }
         let frame = replies[replyHead]
         replyHead += 1

@@ -30,7 +30,7 @@ extension HubCore {
         let name = hello.name.map { String($0.prefix(ClientMessage.maxNameLength)) }
         if room.members[connection]?.name != name {
             room.members[connection]?.name = name
-            room.needsPublish = true
+            markForPublish(room)
         }
         let delta = room.replica.delta(for: hello.versions, remoteFrontier: hello.frontier)
         // The replica's own history must be the one the hub holds; a client

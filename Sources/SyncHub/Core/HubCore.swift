@@ -37,6 +37,8 @@ struct HubCore {
     private(set) var boardOf: [UInt64: String] = [:]
     /// Records not yet handed to the store; `takeRecords()` empties it.
     private var outbox: [DurableRecord] = []
+    /// Boards whose state frame is due, so publishing costs O(changed boards).
+    private var dirty: [BoardRoom] = []
     var counters = HubCounters()
     var now: UInt64 = 0
 
@@ -91,8 +93,10 @@ struct HubCore {
     /// the last call: one frame per board, however many changes it folds.
     mutating func publishChanged() -> [HubAction] {
         var actions: [HubAction] = []
-        for name in boards.keys where boards[name]?.needsPublish == true {
-            guard let room = boards[name] else { continue }
+        let due = dirty
+        dirty.removeAll(keepingCapacity: true)
+        for room in due where room.needsPublish {
+            let name = room.name
             room.needsPublish = false
             let frame = HubMessage.state(board: name, version: room.durableVersion, order: room.durableOrder,
                                          clients: room.members.count, names: room.names)
@@ -126,14 +130,14 @@ struct HubCore {
             messages: RateLimiter(rate: limits.messagesPerSecond, burst: limits.messageBurst, now: now),
             badFrames: RateLimiter(rate: limits.badFramesPerSecond, burst: limits.badFrameBurst, now: now))
         boards[board]?.emptySince = nil
-        boards[board]?.needsPublish = true
+        markForPublish(boards[board])
         boardOf[connection] = board
     }
 
     private mutating func leave(_ connection: UInt64) {
         guard let board = boardOf.removeValue(forKey: connection) else { return }
         boards[board]?.members[connection] = nil
-        boards[board]?.needsPublish = true
+        markForPublish(boards[board])
         if boards[board]?.members.isEmpty == true { boards[board]?.emptySince = now }
     }
 
@@ -169,6 +173,12 @@ struct HubCore {
         actions.append(.send(connection: connection, frame: HubMessage.error(error)))
     }
 
+    mutating func markForPublish(_ room: BoardRoom?) {
+        guard let room, !room.needsPublish else { return }
+        room.needsPublish = true
+        dirty.append(room)
+    }
+
     // MARK: Durability
 
     mutating func record(_ record: DurableRecord, in room: BoardRoom) {
@@ -192,7 +202,7 @@ struct HubCore {
             if record.version > room.durableVersion || record.version == room.durableVersion && record.order != room.durableOrder {
                 room.durableVersion = record.version
                 room.durableOrder = record.order
-                room.needsPublish = true
+                markForPublish(room)
             }
             if !record.operations.isEmpty {
                 let others = room.members.filter { $0.key != record.author && $0.value.replica != nil }.map(\.key)

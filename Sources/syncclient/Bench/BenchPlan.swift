@@ -17,6 +17,9 @@ struct BenchPlan: Sendable {
     var inFlightPerBoard: Int
     var warmupNanos: UInt64
     var durationNanos: UInt64
+    /// Against a plain broadcaster (Benchmarks/RawBroadcaster), the ceiling:
+    /// each message carries its send time and is echoed to every client.
+    var raw = false
 
     var totalClients: Int { boardNames.count * clientsPerBoard }
 

@@ -33,6 +33,9 @@ struct BenchReport: Codable {
     var connectMillis: Percentiles
     var operationsAcknowledged: Int
     var operationsRejected: Int
+    /// `error` frames from the hub (rate_limited means its --rate is below the load).
+    var errors: Int
+    var disconnects: Int
     var acknowledgedPerSecond: Double
     /// Board changes (distinct versions) a second, summed over boards.
     var changesPerSecond: Double
@@ -58,6 +61,7 @@ struct BenchReport: Codable {
             "boards \(boards) x clients \(clientsPerBoard) (\(sendersPerBoard) sending), \(mode)\(targetRate > 0 ? " \(Int(targetRate)) ops/s" : ""), \(String(format: "%.1f", seconds)) s measured",
             "connected      \(connected) (failures \(connectFailures)); connect \(p(connectMillis))",
             "acknowledged   \(operationsAcknowledged) ops (\(Int(acknowledgedPerSecond))/s), rejected \(operationsRejected), board changes \(Int(changesPerSecond))/s",
+            "errors         \(errors) error frames, \(disconnects) connections lost during the run",
             "delivered      \(Int(statesDeliveredPerSecond)) states/s, \(Int(framesDeliveredPerSecond)) frames/s",
             "visibility     \(p(visibilityMillis))",
             "at every client \(p(visibilityAtEveryClientMillis))",

@@ -104,8 +104,9 @@ struct BenchRunner {
             }
             for value in latest where value > 0 { _ = everyClient.record(value) }
         }
+        if plan.raw { for worker in workers { visibility.add(worker.rawVisibility) } }
         var divergent: [String] = []
-        for (board, group) in peersOfBoard {
+        for (board, group) in peersOfBoard where !plan.raw {
             let first = group[0]
             if group.contains(where: { $0.lastOrder != first.lastOrder || $0.lastVersion != first.lastVersion }) {
                 divergent.append(plan.boardNames[board])
@@ -116,11 +117,13 @@ struct BenchRunner {
         let changes = firstSend.values.reduce(0) { $0 + $1.count }
         return BenchReport(
             boards: plan.boardNames.count, clientsPerBoard: plan.clientsPerBoard, sendersPerBoard: plan.sendersPerBoard,
-            mode: plan.rate > 0 ? "paced" : "saturated", targetRate: plan.rate, seconds: seconds,
+            mode: (plan.rate > 0 ? "paced" : "saturated") + (plan.raw ? " (raw broadcaster)" : ""), targetRate: plan.rate, seconds: seconds,
             connected: peers.filter { $0.connectNanos != nil }.count,
             connectFailures: workers.reduce(0) { $0 + $1.failures.load(ordering: .relaxed) },
             connectMillis: .init(connect),
             operationsAcknowledged: acknowledged, operationsRejected: workers.reduce(0) { $0 + $1.rejected },
+            errors: workers.reduce(0) { $0 + $1.errors },
+            disconnects: workers.reduce(0) { $0 + $1.failures.load(ordering: .relaxed) },
             acknowledgedPerSecond: Double(acknowledged) / seconds,
             changesPerSecond: Double(changes) / seconds,
             statesDeliveredPerSecond: Double(workers.reduce(0) { $0 + $1.statesInWindow }) / seconds,

@@ -1,5 +1,6 @@
 import BoardCRDT
 import Foundation
+import Histogram
 import Synchronization
 import SyncWire
 import WebSocketLoop
@@ -52,7 +53,11 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     /// (board, version, send time) of every acknowledged operation sent in the window.
     private(set) var acknowledged: [(board: Int, version: UInt64, sent: UInt64)] = []
     private(set) var rejected = 0
+    /// `error` frames (e.g. rate_limited: the hub's --rate is below the load).
+    private(set) var errors = 0
     private(set) var statesInWindow = 0
+    /// Raw mode: send-to-arrival latency of every echoed message, per client.
+    private(set) var rawVisibility = Histogram<UInt64>(highestTrackableValue: 120_000_000_000)
     private(set) var framesInWindow = 0
     private var windowEnd: UInt64 = .max
 
@@ -78,7 +83,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         windowEnd = end
         lastPace = start
         // Each board's first client sets six letters up for the moves.
-        for peer in peers where peer.slot == 0 {
+        for peer in peers where peer.slot == 0 && !plan.raw {
             for letter in ["A", "B", "C", "D", "E", "F"] { send(.select(Letter(letter)!), from: peer, at: start) }
         }
         if plan.rate == 0 { for peer in senders { refill(peer, now: start) } }
@@ -130,10 +135,14 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     private func send(_ intent: LetterBoard.Intent, from peer: Peer, at now: UInt64) {
         guard let connection = peer.connection, connection.isOpen else { return }
         peer.nextRef += 1
-        peer.sendTimes[peer.nextRef] = now
+        // Refs are unique across the run, so an echoed one matches only its sender.
+        let ref = (peer.board * plan.clientsPerBoard + peer.slot) * 1_000_000_000 + peer.nextRef
+        peer.sendTimes[ref] = now
         peer.inFlight += 1
         outstanding.add(1, ordering: .relaxed)
-        client.send(ClientMessage.thinFrame(intent, ref: String(peer.nextRef)), on: connection)
+        let frame = plan.raw ? "{\"type\":\"ack\",\"ref\":\"\(ref)\",\"version\":\(now)}"
+                             : ClientMessage.thinFrame(intent, ref: String(ref))
+        client.send(frame, on: connection)
     }
 
     // MARK: ClientDelegate
@@ -159,6 +168,9 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
             peer.stateTimes.append(now)
             if inWindow { statesInWindow += 1 }
         case .ack, .rejected:
+            if plan.raw, inWindow, frame.version > 0, now >= frame.version {
+                _ = rawVisibility.record(max(1, now - frame.version))
+            }
             guard let ref = frame.ref, let sent = peer.sendTimes.removeValue(forKey: ref) else { return }
             peer.inFlight -= 1
             outstanding.add(-1, ordering: .relaxed)
@@ -169,6 +181,8 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
                 rejected += 1
             }
             if plan.rate == 0, sendingFrom != nil { refill(peer, now: now) }
+        case .error:
+            errors += 1
         case .other:
             break
         }
@@ -181,47 +195,68 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     }
 }
 
-/// The few fields the bench reads from a hub frame, parsed by hand: the
-/// bench must not be the bottleneck, and JSONDecoder would be.
+/// The few fields the bench reads from a hub frame, scanned in place without
+/// allocating: the bench must not be the bottleneck (JSONDecoder would be).
 struct BenchFrame {
-    enum Kind { case state, ack, rejected, other }
+    enum Kind { case state, ack, rejected, error, other }
     var kind: Kind
     var version: UInt64 = 0
     var ref: Int?
     var order: [String] = []
 
     init?(_ bytes: UnsafeRawBufferPointer) {
-        let text = Array(bytes)
-        func value(after key: String) -> ArraySlice<UInt8>? {
-            let pattern = Array("\"\(key)\":".utf8)
-            guard let start = text.firstRange(of: pattern)?.upperBound else { return nil }
-            var end = start
-            var depth = 0
-            var inString = false
-            while end < text.count {
-                let c = text[end]
-                if c == UInt8(ascii: "\"") { inString.toggle() }
-                if !inString {
-                    if c == UInt8(ascii: "[") { depth += 1 }
-                    if c == UInt8(ascii: "]") { depth -= 1 }
-                    if depth == 0 && (c == UInt8(ascii: ",") || c == UInt8(ascii: "}")) { break }
-                }
-                end += 1
-            }
-            return text[start..<end]
-        }
-        guard let type = value(after: "type") else { return nil }
-        switch String(decoding: type, as: UTF8.self) {
-        case "\"state\"": kind = .state
-        case "\"ack\"": kind = .ack
-        case "\"rejected\"": kind = .rejected
+        guard let typeAt = Self.valueStart(of: "type", in: bytes) else { return nil }
+        switch Self.byte(bytes, typeAt + 1) {
+        case UInt8(ascii: "s"): kind = .state
+        case UInt8(ascii: "a"): kind = .ack
+        case UInt8(ascii: "r"): kind = .rejected
+        case UInt8(ascii: "e"): kind = .error
         default: kind = .other
         }
-        if let version = value(after: "version") { self.version = UInt64(String(decoding: version, as: UTF8.self)) ?? 0 }
-        if let ref = value(after: "ref") { self.ref = Int(String(decoding: ref.dropFirst().dropLast(), as: UTF8.self)) }
-        if kind == .state, let order = value(after: "order") {
-            self.order = String(decoding: order, as: UTF8.self)
-                .split(whereSeparator: { "[],\"".contains($0) }).map(String.init)
+        if let at = Self.valueStart(of: "version", in: bytes) { version = Self.number(bytes, at) }
+        if let at = Self.valueStart(of: "ref", in: bytes) { ref = Int(Self.number(bytes, at + 1)) }
+        if kind == .state, var at = Self.valueStart(of: "order", in: bytes) {
+            while at < bytes.count, bytes[at] != UInt8(ascii: "]") {
+                let c = bytes[at]
+                if c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z") { order.append(String(UnicodeScalar(c))) }
+                at += 1
+            }
         }
+    }
+
+    private static func byte(_ bytes: UnsafeRawBufferPointer, _ index: Int) -> UInt8 {
+        index < bytes.count ? bytes[index] : 0
+    }
+
+    /// Index just after `"key":`, or nil.
+    private static func valueStart(of key: StaticString, in bytes: UnsafeRawBufferPointer) -> Int? {
+        let keyLength = key.utf8CodeUnitCount
+        let keyBytes = key.utf8Start
+        let total = keyLength + 3
+        guard bytes.count >= total else { return nil }
+        var index = 0
+        while index + total <= bytes.count {
+            if bytes[index] == UInt8(ascii: "\""), bytes[index + keyLength + 1] == UInt8(ascii: "\""),
+               bytes[index + keyLength + 2] == UInt8(ascii: ":") {
+                var same = true
+                for offset in 0..<keyLength where bytes[index + 1 + offset] != keyBytes[offset] {
+                    same = false
+                    break
+                }
+                if same { return index + total }
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    private static func number(_ bytes: UnsafeRawBufferPointer, _ start: Int) -> UInt64 {
+        var value: UInt64 = 0
+        var index = start
+        while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+            value = value &* 10 &+ UInt64(bytes[index] - UInt8(ascii: "0"))
+            index += 1
+        }
+        return value
     }
 }
