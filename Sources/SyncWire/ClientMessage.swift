@@ -58,6 +58,7 @@ extension ClientMessage {
 
     /// Parses one text frame. Every failure names the field and what was expected.
     public static func parse(_ bytes: UnsafeRawBufferPointer) throws(ProtocolError) -> ClientMessage {
+        if let intent = ThinIntentScanner.scan(bytes) { return intent }
         let envelope: Envelope
         do {
             envelope = try JSONDecoder().decode(Envelope.self, from: Data(bytes))

@@ -47,6 +47,16 @@ public final class ServerConnection: @unchecked Sendable {
     /// flood of acks never holds back the newest state.
     var lastWasState = false
 
+    /// Returns a frame taken but not written to the front of its lane.
+    func pushBack(_ frame: OutgoingFrame) {
+        if lastWasState, latest == nil {
+            latest = frame
+            lastWasState = false
+        } else {
+            replies.insert(frame, at: replyHead)
+        }
+    }
+
     func takeNextFrame() -> OutgoingFrame? {
         if let frame = latest, !(lastWasState && replyHead < replies.count) {
             latest = nil

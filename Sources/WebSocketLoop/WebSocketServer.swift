@@ -94,6 +94,8 @@ public final class WebSocketServer: @unchecked Sendable {
     private var nextConnectionID: UInt64 = 0
     public private(set) var connections: [UInt64: ServerConnection] = [:]
     public private(set) var stats = ServerStats()
+    /// Scratch buffer for writing several frames at once (service thread only).
+    private let batch = FrameBatch(capacity: 64 * 1024)
     private var lastTick: UInt64 = 0
 
     // Tables and strings lws keeps pointers to: they live as long as the server.
@@ -339,10 +341,30 @@ public final class WebSocketServer: @unchecked Sendable {
             connection.waitingSince = nil
             return 0
         }
-        let written = lws_write(connection.wsi, frame.payload, frame.count,
-                                frame.isText ? LWS_WRITE_TEXT : LWS_WRITE_BINARY)
-        if written < frame.count { return -1 }
-        stats.framesWritten += 1
+        if connection.hasOutput, frame.count + 10 <= batch.capacity {
+            // Several frames are waiting: frame them here and hand the kernel
+            // one buffer, one send() for all. Per-frame syscalls are what
+            // limits a hub; a client that is behind catches up in one write.
+            var length = 0
+            var frames = 0
+            var next: OutgoingFrame? = frame
+            while let current = next {
+                guard let size = batch.append(current, at: length) else {
+                    connection.pushBack(current)
+                    break
+                }
+                length += size
+                frames += 1
+                next = length < batch.capacity / 2 ? connection.takeNextFrame() : nil
+            }
+            if lws_write(connection.wsi, batch.payload, length, LWS_WRITE_HTTP) < length { return -1 }
+            stats.framesWritten += UInt64(frames)
+        } else {
+            let written = lws_write(connection.wsi, frame.payload, frame.count,
+                                    frame.isText ? LWS_WRITE_TEXT : LWS_WRITE_BINARY)
+            if written < frame.count { return -1 }
+            stats.framesWritten += 1
+        }
         if connection.receivePaused, connection.queuedReplies <= options.maxQueuedReplies / 2 {
             connection.receivePaused = false
             lws_rx_flow_control(connection.wsi, 1)

@@ -12,6 +12,9 @@ final class BoardRoom {
     var durableVersion: UInt64
     var durableOrder: [Letter]
     var members: [UInt64: Member] = [:]
+    /// The members that said `hello` (replica clients), kept apart so that
+    /// relaying costs nothing on boards of thin clients.
+    var replicaMembers: Set<UInt64> = []
     /// Records handed to the store and not yet back.
     var recordsInFlight = 0
     /// The state frame needs sending (change, join or leave).

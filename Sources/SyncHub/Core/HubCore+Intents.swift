@@ -27,6 +27,7 @@ extension HubCore {
     /// A replica client says who it is and what it has: send what it lacks.
     mutating func greet(_ hello: ClientMessage.Hello, from connection: UInt64, in room: BoardRoom, actions: inout [HubAction]) {
         room.members[connection]?.replica = hello.replica
+        room.replicaMembers.insert(connection)
         let name = hello.name.map { String($0.prefix(ClientMessage.maxNameLength)) }
         if room.members[connection]?.name != name {
             room.members[connection]?.name = name

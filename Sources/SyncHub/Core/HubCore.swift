@@ -137,6 +137,7 @@ struct HubCore {
     private mutating func leave(_ connection: UInt64) {
         guard let board = boardOf.removeValue(forKey: connection) else { return }
         boards[board]?.members[connection] = nil
+        boards[board]?.replicaMembers.remove(connection)
         markForPublish(boards[board])
         if boards[board]?.members.isEmpty == true { boards[board]?.emptySince = now }
     }
@@ -204,14 +205,14 @@ struct HubCore {
                 room.durableOrder = record.order
                 markForPublish(room)
             }
-            if !record.operations.isEmpty {
-                let others = room.members.filter { $0.key != record.author && $0.value.replica != nil }.map(\.key)
+            if !record.operations.isEmpty, !room.replicaMembers.isEmpty {
+                let others = room.replicaMembers.filter { $0 != record.author }
                 if !others.isEmpty {
-                    actions.append(.relay(frame: HubMessage.operations(record.operations, board: room.name, version: record.version), to: others))
+                    actions.append(.relay(frame: HubMessage.operations(record.operations, board: room.name, version: record.version), to: Array(others)))
                 }
             }
             if let checkpoint = record.checkpoint {
-                let replicas = room.members.filter { $0.value.replica != nil }.map(\.key)
+                let replicas = Array(room.replicaMembers)
                 if !replicas.isEmpty {
                     actions.append(.relay(frame: HubMessage.checkpoint(checkpoint, board: room.name, version: record.version), to: replicas))
                 }

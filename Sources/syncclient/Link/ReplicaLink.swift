@@ -76,6 +76,7 @@ final class ReplicaLink: ClientDelegate, @unchecked Sendable {
 
     func received(_ connection: ClientConnection, message: UnsafeRawBufferPointer, isText: Bool) {
         guard let frame = IncomingFrame.decode(message) else { return }
+        if frame.type == "ops" || frame.type == "sync", let version = frame.version { snapshot.version = version }
         switch frame.type {
         case "state":
             snapshot.clients = frame.clients ?? snapshot.clients
