@@ -4,9 +4,10 @@
 /// time and its replica id; the board's state is what replaying all known
 /// operations in stamp order through the kind's sequential rules gives. Two
 /// replicas holding the same set of operations therefore hold the same state,
-/// whatever order the operations arrived in and however often (C1). A late
-/// operation is inserted at its place and the log after the checkpoint is
-/// replayed: undo/redo by replay. No sequencer is involved in ordering.
+/// whatever order the operations arrived in and however often (C1). Late
+/// operations are merged into the log at their places in one pass and the
+/// log is replayed from the first of them: undo/redo by replay. No
+/// sequencer is involved in ordering.
 ///
 /// Memory is bounded by compaction: the prefix of the log becomes a
 /// `Checkpoint` (see `Replica+Compaction.swift`).
