@@ -42,3 +42,19 @@ struct BoardStoreTests {
         #expect(room.replica.state.order.map(\.description) == ["A", "B", "C"])
     }
 }
+
+/// The store's hand-written operation JSON decodes to the same operation.
+struct OperationTextTests {
+    @Test func jsonTextRoundTrips() throws {
+        let changes: [LetterBoard.Change] = [
+            .select(Letter("A")!), .deselect(Letter("Z")!),
+            .move(Letter("C")!, anchor: Letter("D")!, side: .after, place: 3),
+            .reset(seen: [OperationID(replica: ReplicaID(7), seq: 2), OperationID(replica: ReplicaID(1 << 62), seq: 9)]),
+        ]
+        for (index, change) in changes.enumerated() {
+            let op = BoardOperation(id: OperationID(replica: ReplicaID(UInt64(index) + 5), seq: 11), lamport: 42, change: change)
+            let decoded = try JSONDecoder().decode(BoardOperation.self, from: Data(op.jsonText.utf8))
+            #expect(decoded == op)
+        }
+    }
+}

@@ -62,7 +62,7 @@ final class BoardStore {
                     try insertOperation.run([
                         .text(record.board), .integer(Int64(bitPattern: operation.id.replica.rawValue)),
                         .integer(Int64(bitPattern: operation.id.seq)), .integer(Int64(bitPattern: operation.lamport)),
-                        .text(try encode(operation)),
+                        .text(operation.jsonText),
                     ])
                 }
                 if let checkpoint = record.checkpoint {

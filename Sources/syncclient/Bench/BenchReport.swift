@@ -45,6 +45,8 @@ struct BenchReport: Codable {
     var visibilityMillis: Percentiles
     /// Send to the moment the last client of its board saw it, one sample per operation.
     var visibilityAtEveryClientMillis: Percentiles
+    /// Send to the sender's ack: merge plus, with a store, the durable commit.
+    var ackMillis: Percentiles
     var unseen: Int
     var converged: Bool
     var divergentBoards: [String]
@@ -65,6 +67,7 @@ struct BenchReport: Codable {
             "delivered      \(Int(statesDeliveredPerSecond)) states/s, \(Int(framesDeliveredPerSecond)) frames/s",
             "visibility     \(p(visibilityMillis))",
             "at every client \(p(visibilityAtEveryClientMillis))",
+            "ack latency    \(p(ackMillis))",
         ]
         if let hubRSSMiB, let hubCPUPercent {
             lines.append("hub            RSS \(String(format: "%.1f", hubRSSMiB)) MiB (+\(String(format: "%.1f", hubRSSDeltaMiB ?? 0))), CPU \(Int(hubCPUPercent))%")

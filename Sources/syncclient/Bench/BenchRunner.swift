@@ -105,6 +105,8 @@ struct BenchRunner {
             for value in latest where value > 0 { _ = everyClient.record(value) }
         }
         if plan.raw { for worker in workers { visibility.add(worker.rawVisibility) } }
+        var acks = Histogram<UInt64>(highestTrackableValue: 120_000_000_000)
+        for worker in workers { acks.add(worker.ackLatency) }
         var divergent: [String] = []
         for (board, group) in peersOfBoard where !plan.raw {
             let first = group[0]
@@ -128,7 +130,7 @@ struct BenchRunner {
             changesPerSecond: Double(changes) / seconds,
             statesDeliveredPerSecond: Double(workers.reduce(0) { $0 + $1.statesInWindow }) / seconds,
             framesDeliveredPerSecond: Double(workers.reduce(0) { $0 + $1.framesInWindow }) / seconds,
-            visibilityMillis: .init(visibility), visibilityAtEveryClientMillis: .init(everyClient),
+            visibilityMillis: .init(visibility), visibilityAtEveryClientMillis: .init(everyClient), ackMillis: .init(acks),
             unseen: unseen, converged: divergent.isEmpty, divergentBoards: divergent.sorted(),
             hubRSSMiB: hubAfter.map { Double($0.residentKiB) / 1024 },
             hubRSSDeltaMiB: hubBefore.flatMap { before in hubAfter.map { Double($0.residentKiB - before.residentKiB) / 1024 } },

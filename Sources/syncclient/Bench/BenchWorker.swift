@@ -56,6 +56,8 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     /// `error` frames (e.g. rate_limited: the hub's --rate is below the load).
     private(set) var errors = 0
     private(set) var statesInWindow = 0
+    /// Send to `ack` (or `rejected`) at the sender: with a store, the cost of durability.
+    private(set) var ackLatency = Histogram<UInt64>(highestTrackableValue: 120_000_000_000)
     /// Raw mode: send-to-arrival latency of every echoed message, per client.
     private(set) var rawVisibility = Histogram<UInt64>(highestTrackableValue: 120_000_000_000)
     private(set) var framesInWindow = 0
@@ -175,6 +177,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
             peer.inFlight -= 1
             outstanding.add(-1, ordering: .relaxed)
             answers.add(1, ordering: .relaxed)
+            if sent >= recordFrom && sent < windowEnd { _ = ackLatency.record(max(1, now - sent)) }
             if frame.kind == .ack {
                 if sent >= recordFrom && sent < windowEnd { acknowledged.append((peer.board, frame.version, sent)) }
             } else {
