@@ -85,7 +85,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         windowEnd = end
         lastPace = start
         // Each board's first client sets six letters up for the moves.
-        for peer in peers where peer.slot == 0 && !plan.raw {
+        for peer in peers where peer.slot == 0 && !plan.raw && plan.sendersPerBoard > 0 {
             for letter in ["A", "B", "C", "D", "E", "F"] { send(.select(Letter(letter)!), from: peer, at: start) }
         }
         if plan.rate == 0 { for peer in senders { refill(peer, now: start) } }

@@ -28,6 +28,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Loopback source addresses 127.0.0.1..N (default: one per 20,000 clients).") var sources: Int?
     @Option(help: "Board name prefix (boards are PREFIX-0, PREFIX-1, ...).") var prefix = "bench"
     @Option(help: "The hub's process id, to report its RSS and CPU.") var hubPid: Int32?
+    @Flag(help: "Only connect and hold the connections for --duration (idle-memory runs); send nothing.") var idle = false
     @Flag(help: "The target is a plain broadcaster (Benchmarks/RawBroadcaster): messages carry their send time and are echoed to all; no board semantics, no convergence check.") var raw = false
     @Flag(help: "Print the summary as one JSON object.") var json = false
     @Flag(help: "No live progress line.") var quiet = false
@@ -47,7 +48,7 @@ struct BenchCommand: ParsableCommand {
         let total = boards * clients
         let plan = BenchPlan(
             hub: url, boardNames: (0..<boards).map { "\(prefix)-\($0)" }, clientsPerBoard: clients,
-            sendersPerBoard: senders ?? clients, threads: threads,
+            sendersPerBoard: idle ? 0 : senders ?? clients, threads: threads,
             sources: sources ?? max(1, (total + 19_999) / 20_000), connectionsPerSecond: connectRate,
             rate: rate, inFlightPerBoard: inFlight,
             warmupNanos: UInt64(warmup * 1e9), durationNanos: UInt64(duration * 1e9), raw: raw)

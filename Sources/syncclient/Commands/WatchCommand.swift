@@ -5,11 +5,11 @@ import WebSocketLoop
 struct WatchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
-        abstract: "Mirror a board live, full screen, and play it; Esc quits.",
+        abstract: "Mirror a board live, full screen, and play it; q quits.",
         discussion: """
             Keys: a letter A-Z toggles it; 1-6 moves the focused letter to that place; < and > (or \
             arrows left/right) move it one place; Tab moves the focus; - hides, + shows, ! resets; \
-            ? toggles the key list; Esc, Ctrl-C or Ctrl-D quits. \
+            ? toggles the key list; q (Shift-Q toggles Q), Esc, Ctrl-C or Ctrl-D quits. \
             Mouse: click a tile to toggle it, drag a letter in the top grid onto another cell to move it, \
             click Hide / Show / Reset, drag the action bar up or down. \
             When standard output is not a terminal, prints one line per change of the order instead.

@@ -13,21 +13,54 @@ final class TmuxSession: @unchecked Sendable {
     let height: Int
     private var socketPath: String?
 
-    /// Starts `command` (argv, run directly, no shell) in a `width` x `height` pane.
-    /// The pane stays after the command exits so that its exit status can be read.
+    /// Starts `command` (argv; /bin/sh only wraps it to report its exit) in a
+    /// `width` x `height` pane. The pane stays after the command exits so
+    /// that its exit status can be read.
     init(_ command: [String], width: Int = 80, height: Int = 36, environment: [String: String] = [:]) throws {
         socket = "synchub-e2e-\(getpid())-\(UUID().uuidString.prefix(8))"
         self.width = width
         self.height = height
         var arguments = ["new-session", "-d", "-s", "main", "-x", "\(width)", "-y", "\(height)"]
         for (key, value) in environment.sorted(by: { $0.key < $1.key }) { arguments += ["-e", "\(key)=\(value)"] }
-        arguments += command
+        // Through sh, which prints the exit status into the pane when the
+        // command ends (tmux's own #{pane_dead_status} is not always filled in).
+        arguments += ["/bin/sh", "-c", "\"$0\" \"$@\"; echo \"[exited $?]\""] + command
         arguments += [";", "set-option", "-g", "remain-on-exit", "on"]
-        let result = try tmux(arguments)
-        guard result.status == 0 else { throw TmuxError.failed(arguments, result.errors) }
-        socketPath = try? tmux(["display-message", "-p", "#{socket_path}"]).output
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        // Not `Process`: the server this tmux forks would inherit the pipe
+        // or socket Foundation watches for the client's exit (and read ends
+        // of other tests' pipes), so the client would never seem to end.
+        // posix_spawn with every descriptor above 2 closed, and waitpid.
+        let status = try Self.spawnAndWait(["tmux", "-L", socket, "-f", "/dev/null"] + arguments)
+        guard status == 0 else { throw TmuxError.failed(arguments, "exit status \(status)") }
+        let info = (try? tmux(["display-message", "-p", "-t", "main", "#{socket_path} #{pid} #{pane_pid}"]).output) ?? ""
+        let parts = info.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ")
+        socketPath = parts.first.map(String.init)
+        processes = parts.dropFirst().compactMap { pid_t($0) }
+        // The command itself, a child of the pane's sh.
+        if let shell = processes.last {
+            let deadline = Date().addingTimeInterval(5)
+            var children: [pid_t] = []
+            while children.isEmpty, Date() < deadline {
+                children = ((try? String(contentsOfFile: "/proc/\(shell)/task/\(shell)/children", encoding: .utf8)) ?? "")
+                    .split(separator: " ").compactMap { pid_t($0) }
+                if children.isEmpty { usleep(20_000) }
+            }
+            processes += children
+        }
     }
+
+    /// For failure messages: what tmux says of the pane, and the processes' states.
+    var paneState: String {
+        let pane = (try? tmux(["display-message", "-p", "-t", "main", "dead=#{pane_dead} status=#{pane_dead_status} signal=#{pane_dead_signal}"]).output) ?? "?"
+        let states = processes.map { pid in
+            (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8))?
+                .split(separator: "\n").first { $0.hasPrefix("State") }.map { "\(pid) \($0)" } ?? "\(pid) gone"
+        }
+        return pane.trimmingCharacters(in: .whitespacesAndNewlines) + " " + states.joined(separator: ", ")
+    }
+
+    /// The tmux server and the pane's command, killed for sure in `deinit`.
+    private var processes: [pid_t] = []
 
     /// Runs `tmux -L socket -f /dev/null arguments...`.
     @discardableResult
@@ -70,12 +103,18 @@ final class TmuxSession: @unchecked Sendable {
 
     var screen: TerminalScreen { TerminalScreen(capture()) }
 
-    /// Nil while the command runs; its exit status once it has ended.
+    /// Nil while the command runs; its exit status once it has ended. tmux
+    /// 3.3 races here: it may drop the last output of a pane whose process has
+    /// just exited, or not fill in #{pane_dead_status}; any one of the three
+    /// signs will do.
     var exitStatus: Int32? {
-        guard let text = try? tmux(["display-message", "-p", "-t", "main", "#{pane_dead} #{pane_dead_status}"]).output
-        else { return nil }
-        let parts = text.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-        guard parts.first == "1", parts.count > 1 else { return nil }
+        if let match = capture().firstMatch(of: /\[exited (\d+)\]|Pane is dead \(status (\d+)/),
+           let digits = match.1 ?? match.2 {
+            return Int32(digits)
+        }
+        let pane = (try? tmux(["display-message", "-p", "-t", "main", "#{pane_dead}:#{pane_dead_status}"]).output) ?? ""
+        let parts = pane.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ":")
+        guard parts.count == 2, parts[0] == "1" else { return nil }
         return Int32(parts[1])
     }
 
@@ -94,11 +133,66 @@ final class TmuxSession: @unchecked Sendable {
 
     deinit {
         _ = try? tmux(["kill-server"])
+        // kill-server hangs up the pane; make sure nothing outlives the test.
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline, processes.contains(where: { kill($0, 0) == 0 && !isZombie($0) }) { usleep(50_000) }
+        for pid in processes where kill(pid, 0) == 0 { kill(pid, SIGKILL) }
         if let socketPath, !socketPath.isEmpty { try? FileManager.default.removeItem(atPath: socketPath) }
+    }
+
+    /// True when `pid` has exited but is not reaped yet (state Z).
+    private func isZombie(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return true }
+        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
     }
 }
 
 enum TmuxError: Error { case failed([String], String) }
+
+extension TmuxSession {
+    /// Runs `argv` (looked up in PATH) with /dev/null for 0, 1 and 2 and no
+    /// other inherited descriptor; returns its exit status.
+    static func spawnAndWait(_ argv: [String]) throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd: Int32 in 0...2 {
+            posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
+        }
+        // glibc 2.34+ has it, but the Glibc module does not import it.
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+            _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
+        } else {
+            // Older C library: close what is open now, one by one.
+            let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            for fd in open.compactMap(Int32.init) where fd > 2 && fcntl(fd, F_GETFD) != -1 {
+                posix_spawn_file_actions_addclose(&actions, fd)
+            }
+        }
+        // The test runner's threads block most signals (and ignore some); the
+        // tmux server and the watch it runs must get SIGCHLD, SIGHUP, SIGWINCH...
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t(), all = sigset_t()
+        sigemptyset(&none)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { cArguments.forEach { free($0) } }
+        var pid = pid_t()
+        let spawned = posix_spawnp(&pid, argv[0], &actions, &attributes, &cArguments, environ)
+        guard spawned == 0 else { throw TmuxError.failed(argv, "posix_spawnp: \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1, errno == EINTR {}
+        // WIFEXITED / WEXITSTATUS by hand (macros are not imported).
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+}
 
 /// A captured watch screen, read back into the parts V1 names. Positions are
 /// 0-based columns and rows; add 1 for SGR mouse reports.
