@@ -6,7 +6,7 @@ are BOARD.md's; codes are docs/PROTOCOL.md's.
 import asyncio, json, os, signal, subprocess, sys, urllib.request, urllib.error
 import pytest
 import websockets
-from conftest import Hub, ROOT, BIN
+from hubprocess import Hub, ROOT, BIN
 
 
 async def recv_json(ws, timeout=5):

@@ -1,0 +1,39 @@
+"""`syncclient bench` against the real hub: its summary, never its speed (issue 5)."""
+import json, subprocess
+from hubprocess import Hub, BIN
+
+
+def run_bench(hub, *args):
+    out = subprocess.run([str(BIN / "syncclient"), "bench", f"ws://127.0.0.1:{hub.port}", "--json", "--quiet",
+                          "--hub-pid", str(hub.proc.pid), *map(str, args)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_paced_bench_converges_and_its_counts_add_up(hub):
+    report = run_bench(hub, "--boards", 3, "--clients", 4, "--rate", 60, "--duration", 2, "--warmup", 0.5)
+    assert report["converged"] is True and report["divergentBoards"] == []
+    assert report["connected"] == 12 and report["connectFailures"] == 0 and report["disconnects"] == 0
+    assert report["errors"] == 0
+    assert report["operationsAcknowledged"] > 0
+    # Every acknowledged change was seen by every client of its board: one
+    # visibility sample per (change, client), none unseen.
+    changes = round(report["changesPerSecond"] * report["seconds"])
+    assert report["unseen"] == 0
+    assert report["visibilityMillis"]["count"] == changes * 4
+    assert report["visibilityAtEveryClientMillis"]["count"] == changes
+    assert report["ackMillis"]["count"] == report["operationsAcknowledged"] + report["operationsRejected"]
+    assert report["hubRSSMiB"] > 0 and report["benchCPUPercent"] >= 0
+
+
+def test_saturated_bench_converges(make_hub):
+    hub = make_hub(extra=["--rate", "1000000", "--burst", "1000000"])
+    report = run_bench(hub, "--clients", 8, "--duration", 1, "--warmup", 0.5, "--in-flight", 32)
+    assert report["converged"] is True
+    assert report["mode"] == "saturated"
+    assert report["operationsAcknowledged"] > 0 and report["unseen"] == 0
+
+
+def test_idle_bench_only_connects(hub):
+    report = run_bench(hub, "--clients", 20, "--idle", "--duration", 0.5, "--warmup", 0)
+    assert report["connected"] == 20 and report["operationsAcknowledged"] == 0 and report["converged"] is True
