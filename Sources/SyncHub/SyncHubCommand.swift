@@ -20,6 +20,7 @@ struct SyncHubCommand: ParsableCommand {
     @Option(help: "Address to listen on (0.0.0.0 for all).") var host: String = "127.0.0.1"
     @Option(help: "Directory of the embedded store.") var data: String = "./data"
     @Flag(help: "Keep boards in memory only; nothing is written to disk.") var inMemory = false
+    @Option(help: "full: fsync every commit (an ack survives power loss); normal: an ack survives a crash of the hub (kill -9) but not of the machine, with no fsync wait.") var sync: String = "full"
     @Flag(help: "Serve ws://HOST:PORT/echo, which echoes every message (protocol conformance tests).") var echo = false
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String = "info"
 
@@ -46,6 +47,7 @@ struct SyncHubCommand: ParsableCommand {
         guard rate > 0, burst >= 1 else { throw ValidationError("--rate must be > 0 and --burst >= 1") }
         guard badFramesPerSecond > 0, badFrameBurst >= 1 else { throw ValidationError("--bad-frames-per-second must be > 0 and --bad-frame-burst >= 1") }
         guard idleTimeoutSeconds > pingSeconds else { throw ValidationError("--idle-timeout-seconds must exceed --ping-seconds") }
+        guard sync == "full" || sync == "normal" else { throw ValidationError("--sync must be full or normal") }
         guard keptOperations >= 16 else { throw ValidationError("--kept-operations must be at least 16") }
     }
 
@@ -86,7 +88,8 @@ struct SyncHubCommand: ParsableCommand {
         StopSignals.install { stopRequest.fire() }
         let hub: HubServer
         do {
-            hub = try HubServer(options: options, limits: limits, dataDirectory: inMemory ? nil : data, echo: echo, logger: logger)
+            hub = try HubServer(options: options, limits: limits, dataDirectory: inMemory ? nil : data,
+                                fsyncEachCommit: sync == "full", echo: echo, logger: logger)
         } catch {
             throw ValidationError("\(error)")
         }

@@ -13,23 +13,28 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     private var core: HubCore
     private let reader: BoardStore?
     private let writer: GroupCommitWriter?
+    private let checkpointer: WALCheckpointer?
     private let echoEnabled: Bool
     private let metrics = HubMetrics()
     private let web = WebAssets()
     private let logger: Logger
     private(set) var storeFailure: StoreError?
 
-    init(options: ServerOptions, limits: HubLimits, dataDirectory: String?, echo: Bool, logger: Logger) throws {
+    init(options: ServerOptions, limits: HubLimits, dataDirectory: String?, fsyncEachCommit: Bool = true,
+         echo: Bool, logger: Logger) throws {
         server = WebSocketServer(options: options)
         core = HubCore(hubReplica: .random(), limits: limits)
         echoEnabled = echo
         self.logger = logger
         if let dataDirectory {
             reader = try BoardStore(directory: dataDirectory)
-            writer = GroupCommitWriter(store: try BoardStore(directory: dataDirectory))
+            let store = try BoardStore(directory: dataDirectory, fsyncEachCommit: fsyncEachCommit, checkpointsItself: false)
+            writer = GroupCommitWriter(store: store)
+            checkpointer = try WALCheckpointer(path: store.path)
         } else {
             reader = nil
             writer = nil
+            checkpointer = nil
         }
         server.delegate = self
     }
@@ -148,9 +153,13 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             }
         }
         writer?.start()
+        checkpointer?.start()
     }
 
-    func flushStore() { writer?.stopAndFlush() }
+    func flushStore() {
+        writer?.stopAndFlush()
+        checkpointer?.stop()
+    }
 
     // MARK: Actions
 

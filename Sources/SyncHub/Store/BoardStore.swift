@@ -7,6 +7,8 @@ import SyncWire
 /// is acknowledged only after the transaction holding it has committed.
 final class BoardStore {
     private let database: SQLiteDatabase
+    /// The database file.
+    let path: String
     private let insertOperation: SQLiteDatabase.Statement
     private let upsertBoard: SQLiteDatabase.Statement
     private let updateVersion: SQLiteDatabase.Statement
@@ -17,17 +19,23 @@ final class BoardStore {
     private let encoder = JSONEncoder()
     private let decoder = JSONDecoder()
 
-    /// Opens (creating if needed) `directory/boards.sqlite`.
-    init(directory: String) throws {
+    /// Opens (creating if needed) `directory/boards.sqlite`. `fsyncEachCommit`
+    /// false uses `synchronous=NORMAL`: a commit survives the hub's crash
+    /// (kill -9) but not the machine's (power loss); see docs/OPERATIONS.md.
+    /// `checkpointsItself` false leaves folding the log into the database
+    /// file to a `WALCheckpointer` (the hub's committing connection).
+    init(directory: String, fsyncEachCommit: Bool = true, checkpointsItself: Bool = true) throws {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
             throw StoreError(description: "cannot create the data directory \(directory): \(error.localizedDescription)")
         }
-        database = try SQLiteDatabase(path: directory + "/boards.sqlite")
+        path = directory + "/boards.sqlite"
+        database = try SQLiteDatabase(path: path)
         try database.execute("""
             PRAGMA journal_mode=WAL;
-            PRAGMA synchronous=FULL;
+            PRAGMA synchronous=\(fsyncEachCommit ? "FULL" : "NORMAL");
+            PRAGMA wal_autocheckpoint=\(checkpointsItself ? 1000 : 0);
             CREATE TABLE IF NOT EXISTS boards(
                 name TEXT PRIMARY KEY, version INTEGER NOT NULL, checkpoint TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS operations(
