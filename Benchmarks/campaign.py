@@ -122,6 +122,8 @@ def main():
     row("---", "---", "---", "---", "---", "---")
     for kind, raw in (("raw", True), ("memory", False), ("durable", False)):
         r = median_run(kind, ["--clients", 50, "--rate", 400, *d], raw=raw)
+        if kind == "durable":
+            results["paced400_durable_normal"] = median_run(kind, ["--clients", 50, "--rate", 400, *d], extra=["--sync", "normal"])
         results[f"paced400_{kind}"] = r
         v = r["visibilityMillis"]
         row({"raw": "raw lws broadcaster", "memory": "synchub in memory", "durable": "synchub on its store"}[kind],
@@ -133,7 +135,8 @@ def main():
     scaling = {}
     for clients in (10, 100, 1000, 10000):
         r = median_run("memory", ["--clients", clients, "--senders", min(clients, 10), "--rate", 10,
-                                  "--connect-rate", 5000, "--duration", max(SECONDS, 10), "--warmup", 1], reps=1)
+                                  "--connect-rate", 5000, "--duration", max(SECONDS, 10), "--warmup", 1,
+                                  "--threads", 2 if clients >= 1000 else 1], reps=1)
         scaling[clients] = r
         v = r["visibilityMillis"]
         row(f"{clients:,}", v["p50"], v["p90"], v["p99"], v["p999"], v["max"], f"{r['hubRSSMiB']:.1f}",
@@ -142,7 +145,7 @@ def main():
 
     print("\n### 1,000 boards x 10 clients, paced 1,000 ops/s in all\n")
     r = median_run("memory", ["--boards", 1000, "--clients", 10, "--senders", 1, "--rate", 1000,
-                              "--connect-rate", 5000, *d], reps=1)
+                              "--connect-rate", 5000, "--threads", 2, *d], reps=1)
     results["boards1000"] = r
     v = r["visibilityMillis"]
     row("p50 ms", "p99 ms", "p99.9 ms", "ops acked/s", "hub RSS MiB", "converged")
@@ -155,10 +158,11 @@ def main():
     for label, inflight in (("saturated, 256 in flight", 256), ("moderate, 16 in flight", 16)):
         mem = median_run("memory", ["--clients", 50, "--in-flight", inflight, *d])
         dur = median_run("durable", ["--clients", 50, "--in-flight", inflight, *d])
-        results[f"durability_{inflight}"] = {"memory": mem, "durable": dur}
-        for name, r in (("memory", mem), ("store", dur)):
+        nor = median_run("durable", ["--clients", 50, "--in-flight", inflight, *d], extra=["--sync", "normal"])
+        results[f"durability_{inflight}"] = {"memory": mem, "durable": dur, "normal": nor}
+        for name, r in (("memory", mem), ("store, --sync full (fsync)", dur), ("store, --sync normal", nor)):
             row(label, name, f"{r['acknowledgedPerSecond']:,.0f}", r["ackMillis"]["p50"], r["ackMillis"]["p99"],
-                f"{dur['acknowledgedPerSecond'] / mem['acknowledgedPerSecond']:.2f}x" if name == "store" else "1.00x")
+                f"{r['acknowledgedPerSecond'] / mem['acknowledgedPerSecond']:.2f}x")
 
     print("\n### Memory: idle connections and resident boards\n")
     row("what", "count", "hub RSS MiB", "per item KiB")
@@ -182,16 +186,20 @@ def main():
         idle[count] = {"connected": r["connected"], "rssMiB": rss}
         row("idle connections, one board", f"{r['connected']:,}", f"{rss:.1f}", f"{(rss - base_rss) * 1024 / max(1, r['connected']):.1f}")
     results["idle"] = idle
-    server = Server("memory")
-    try:
-        r = bench(server, "--boards", 2000, "--clients", 1, "--idle", "--connect-rate", 20000, "--duration", 2, "--warmup", 0)
-        rss = server.rss_mib()
-    finally:
-        server.stop()
-    per_conn = (idle[1000]["rssMiB"] - base_rss) * 1024 / 1000
-    row("resident boards (1 client each)", f"{r['connected']:,}", f"{rss:.1f}",
-        f"{(rss - base_rss) * 1024 / max(1, r['connected']) - per_conn:.1f} (board only)")
-    results["boards_resident"] = {"boards": r["connected"], "rssMiB": rss, "baseMiB": base_rss}
+    # A board's own cost: 5,000 boards with one client each, against the
+    # same 5,000 clients on one board, in the same run.
+    def idle_rss(*args):
+        server = Server("memory")
+        try:
+            r = bench(server, *args, "--idle", "--connect-rate", 20000, "--duration", 2, "--warmup", 0)
+            return r["connected"], server.rss_mib()
+        finally:
+            server.stop()
+    boards, boards_rss = idle_rss("--boards", 5000, "--clients", 1)
+    clients, clients_rss = idle_rss("--boards", 1, "--clients", 5000)
+    row("resident boards (5,000 x 1 client vs 1 x 5,000)", f"{boards:,}", f"{boards_rss:.1f} vs {clients_rss:.1f}",
+        f"{(boards_rss - clients_rss) * 1024 / max(1, boards):.2f} (board only)")
+    results["boards_resident"] = {"boards": boards, "rssMiB": boards_rss, "sameClientsOneBoardMiB": clients_rss}
 
     out = ROOT / "Benchmarks" / "results" / "latest.json"
     out.parent.mkdir(parents=True, exist_ok=True)

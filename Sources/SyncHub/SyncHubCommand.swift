@@ -52,7 +52,7 @@ struct SyncHubCommand: ParsableCommand {
     }
 
     func run() throws {
-        raiseFileLimit()
+        raiseOpenFileLimit()
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -106,19 +106,5 @@ struct SyncHubCommand: ParsableCommand {
         hub.flushStore()
         logger.info("stopped cleanly")
         if hub.storeFailure != nil { throw ExitCode(3) }
-    }
-}
-
-/// Lifts the soft limit on open files to the hard one: each connection is a descriptor.
-private func raiseFileLimit() {
-    var limit = rlimit()
-    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
-    // Root may also lift the hard limit (up to fs.nr_open); others get the hard limit.
-    var wanted = limit
-    wanted.rlim_cur = 1 << 20
-    wanted.rlim_max = max(limit.rlim_max, 1 << 20)
-    if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &wanted) != 0, limit.rlim_cur < limit.rlim_max {
-        limit.rlim_cur = limit.rlim_max
-        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 }

@@ -66,7 +66,11 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     init(index: Int, plan: BenchPlan) {
         self.index = index
         self.plan = plan
-        client = WebSocketClient(fdLimit: UInt32(plan.totalClients / plan.threads + 1024), tickMicros: 1000)
+        // Pacing needs the loop awake about twice per operation due; beyond
+        // that, wake-ups only cost poll(2) over every socket of the thread.
+        let perThread = plan.rate / Double(plan.threads)
+        let tick = perThread > 0 ? min(10_000, max(1_000, 500_000 / perThread)) : 10_000
+        client = WebSocketClient(fdLimit: UInt32(plan.totalClients / plan.threads + 1024), tickMicros: UInt32(tick))
         for (board, slot) in plan.slots(forWorker: index) { peers.append(Peer(board: board, slot: slot)) }
         toConnect = peers.reversed()
         senders = peers.filter { $0.slot < plan.sendersPerBoard }

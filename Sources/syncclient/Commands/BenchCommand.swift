@@ -43,7 +43,7 @@ struct BenchCommand: ParsableCommand {
     }
 
     func run() throws {
-        raiseFileLimit()
+        raiseOpenFileLimit()
         guard let url = WebSocketURL(hub) else { throw ValidationError("hub must look like ws://HOST:PORT") }
         let total = boards * clients
         let plan = BenchPlan(
@@ -61,19 +61,5 @@ struct BenchCommand: ParsableCommand {
             print(report.text())
         }
         if !report.converged { throw ExitCode(1) }
-    }
-}
-
-/// Lifts the soft limit on open files to the hard limit (thousands of sockets).
-func raiseFileLimit() {
-    var limit = rlimit()
-    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
-    // Root may also lift the hard limit (up to fs.nr_open); others get the hard limit.
-    var wanted = limit
-    wanted.rlim_cur = 1 << 20
-    wanted.rlim_max = max(limit.rlim_max, 1 << 20)
-    if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &wanted) != 0, limit.rlim_cur < limit.rlim_max {
-        limit.rlim_cur = limit.rlim_max
-        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 }
