@@ -18,7 +18,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
-APT_PACKAGES=(libwebsockets-dev pkg-config libsqlite3-dev tmux python3-venv)
+APT_PACKAGES=(libwebsockets-dev libwebsockets-evlib-ev libev-dev pkg-config libsqlite3-dev tmux python3-venv)
 BROWSER_PACKAGES=(chromium chromium-driver)
 PY_PACKAGES=(websockets==17.4 pytest==9.2.0 selenium==4.51.0)  # 4.52 needs a certifi newer than PyPI serves here
 PYVENV=$ROOT/.build/pyvenv

@@ -2,6 +2,7 @@
 #define SYNCHUB_CLIBWEBSOCKETS_SHIM_H
 
 #include <libwebsockets.h>
+#include <ev.h>
 
 /// The headroom lws_write needs before every payload (a macro in C).
 static inline size_t swlws_pre(void) { return LWS_PRE; }
@@ -50,6 +51,39 @@ static inline int swlws_refuse_upgrade(struct lws *wsi, unsigned int status, con
         "HTTP/1.1 %u %s\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: %d\r\n"
         "connection: close\r\n\r\n%s\n", status, phrase, (int)strlen(body) + 1, body);
     return lws_write(wsi, buffer + LWS_PRE, (size_t)length, LWS_WRITE_HTTP_HEADERS) != length;
+}
+
+/// An epoll-backed libev loop for lws to join as a foreign loop (lws's own
+/// loop polls every socket on every turn, which does not scale).
+static inline struct ev_loop *swlws_ev_loop_new(void) { return ev_loop_new(EVFLAG_AUTO); }
+static inline void swlws_ev_loop_destroy(struct ev_loop *loop) { ev_loop_destroy(loop); }
+static inline void swlws_ev_run(struct ev_loop *loop) { ev_run(loop, 0); }
+static inline void swlws_ev_break(struct ev_loop *loop) { ev_break(loop, EVBREAK_ALL); }
+
+/// A prepare watcher: `callback(data)` runs each time the loop has handled
+/// its events and is about to wait again (the end of a "turn").
+typedef void (*swlws_turn_callback)(void *data);
+struct swlws_turn_watcher { ev_prepare prepare; swlws_turn_callback callback; void *data; };
+static inline void swlws_turn_fire(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+    (void)loop; (void)revents;
+    struct swlws_turn_watcher *watcher = (struct swlws_turn_watcher *)w;
+    watcher->callback(watcher->data);
+}
+static inline struct swlws_turn_watcher *swlws_turn_watcher_start(struct ev_loop *loop, swlws_turn_callback callback, void *data)
+{
+    struct swlws_turn_watcher *watcher = (struct swlws_turn_watcher *)calloc(1, sizeof(*watcher));
+    if (!watcher) return NULL;
+    watcher->callback = callback;
+    watcher->data = data;
+    ev_prepare_init(&watcher->prepare, swlws_turn_fire);
+    ev_prepare_start(loop, &watcher->prepare);
+    return watcher;
+}
+static inline void swlws_turn_watcher_stop(struct ev_loop *loop, struct swlws_turn_watcher *watcher)
+{
+    ev_prepare_stop(loop, &watcher->prepare);
+    free(watcher);
 }
 
 #endif

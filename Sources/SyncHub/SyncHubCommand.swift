@@ -38,6 +38,7 @@ struct SyncHubCommand: ParsableCommand {
     @Option(help: "Connections on one board; joins beyond get HTTP 503.") var maxClientsPerBoard = 20_000
     @Option(help: "Seconds an empty board stays in memory before it is dropped (it reloads from the store).") var evictAfterSeconds: UInt64 = 30
     @Option(help: "Operations a board keeps after its checkpoint (compaction window).") var keptOperations = 1024
+    @Option(help: "How the service thread waits for sockets: libev (epoll; cost per turn follows the busy sockets) or poll (lws's own loop; polls every socket each turn).") var eventLoop: String = "libev"
     @Option(help: "File descriptors provisioned for the service thread (lws fd_limit_per_thread).") var fdLimit: UInt32 = 200_000
 
     func validate() throws {
@@ -47,6 +48,7 @@ struct SyncHubCommand: ParsableCommand {
         guard rate > 0, burst >= 1 else { throw ValidationError("--rate must be > 0 and --burst >= 1") }
         guard badFramesPerSecond > 0, badFrameBurst >= 1 else { throw ValidationError("--bad-frames-per-second must be > 0 and --bad-frame-burst >= 1") }
         guard idleTimeoutSeconds > pingSeconds else { throw ValidationError("--idle-timeout-seconds must exceed --ping-seconds") }
+        guard EventLoopKind(rawValue: eventLoop) != nil else { throw ValidationError("--event-loop must be libev or poll") }
         guard sync == "full" || sync == "normal" else { throw ValidationError("--sync must be full or normal") }
         guard keptOperations >= 16 else { throw ValidationError("--kept-operations must be at least 16") }
     }
@@ -70,6 +72,7 @@ struct SyncHubCommand: ParsableCommand {
         options.stallSeconds = stallSeconds
         options.maxQueuedReplies = maxQueuedReplies
         options.fdLimit = fdLimit
+        options.eventLoop = EventLoopKind(rawValue: eventLoop) ?? .libev
         options.handshakeTimeoutSeconds = handshakeTimeoutSeconds
         var limits = HubLimits()
         limits.messagesPerSecond = rate
@@ -97,6 +100,9 @@ struct SyncHubCommand: ParsableCommand {
         stopRequest.set { hub.server.stop() }
         do throws(HTTPRefusal) {
             try hub.server.run { boundPort in
+                if hub.server.eventLoopFallback {
+                    logger.warning("libev plugin for libwebsockets not found (install libwebsockets-evlib-ev); using poll")
+                }
                 let store = inMemory ? "in memory" : "store \(data)/boards.sqlite"
                 FileHandle.standardError.write(Data("synchub listening on ws://\(host):\(boundPort) (\(store))\n".utf8))
             }

@@ -35,8 +35,13 @@ public final class WebSocketClient: @unchecked Sendable {
     /// How often the loop is woken when the network is quiet.
     private let tickMicros: UInt32
 
-    public init(fdLimit: UInt32 = 4096, tickMicros: UInt32 = 50_000) {
+    private let eventLoop: EventLoopKind
+    private var evLoop: OpaquePointer?
+    private var ticker: pthread_t?
+
+    public init(fdLimit: UInt32 = 4096, tickMicros: UInt32 = 50_000, eventLoop: EventLoopKind = .libev) {
         self.fdLimit = fdLimit
+        self.eventLoop = eventLoop
         self.tickMicros = tickMicros
         protocols = .allocate(capacity: 2)
         protocols.initialize(repeating: lws_protocols(), count: 2)
@@ -61,7 +66,17 @@ public final class WebSocketClient: @unchecked Sendable {
         info.timeout_secs = 10
         info.connect_timeout_secs = 5
         info.user = Unmanaged.passUnretained(self).toOpaque()
-        context = lws_create_context(&info)
+        let loop = eventLoop == .libev ? swlws_ev_loop_new() : nil
+        var foreignLoops: [UnsafeMutableRawPointer?] = [loop.map { UnsafeMutableRawPointer($0) }]
+        context = foreignLoops.withUnsafeMutableBufferPointer { loops in
+            if loop != nil {
+                info.options |= UInt64(LWS_SERVER_OPTION_LIBEV)
+                info.foreign_loops = loops.baseAddress
+            }
+            return lws_create_context(&info)
+        }
+        if context == nil, let loop { swlws_ev_loop_destroy(loop) }
+        evLoop = context == nil ? nil : loop
         return context != nil
     }
 
@@ -69,13 +84,32 @@ public final class WebSocketClient: @unchecked Sendable {
     public func run() {
         guard let context else { return }
         startTicker()
-        while !stopRequested.load(ordering: .relaxed) {
-            if lws_service(context, 0) < 0 { break }
-            delegate?.serviceLoopDidRun()
+        if let evLoop {
+            let watcher = swlws_turn_watcher_start(evLoop, { raw in
+                guard let raw else { return }
+                Unmanaged<WebSocketClient>.fromOpaque(raw).takeUnretainedValue().turnEnded()
+            }, Unmanaged.passUnretained(self).toOpaque())
+            swlws_ev_run(evLoop)
+            if let watcher { swlws_turn_watcher_stop(evLoop, watcher) }
+        } else {
+            while !stopRequested.load(ordering: .relaxed) {
+                if lws_service(context, 0) < 0 { break }
+                turnEnded()
+            }
         }
+        stopRequested.store(true, ordering: .relaxed)
+        if let ticker { pthread_join(ticker, nil) }
+        ticker = nil
         lws_context_destroy(context)
         self.context = nil
         connections.removeAll()
+        if let evLoop { swlws_ev_loop_destroy(evLoop) }
+        evLoop = nil
+    }
+
+    private func turnEnded() {
+        delegate?.serviceLoopDidRun()
+        if stopRequested.load(ordering: .relaxed), let evLoop { swlws_ev_break(evLoop) }
     }
 
     /// Thread-safe.
@@ -144,6 +178,7 @@ public final class WebSocketClient: @unchecked Sendable {
     private func startTicker() {
         // Wakes the loop every `tickMicros` so timers in `serviceLoopDidRun` run
         // while the network is quiet (lws_service may sleep long when idle).
+        // Joined (in `run`) before the context is destroyed.
         let box = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
         pthread_create(&thread, nil, { raw in
@@ -154,7 +189,7 @@ public final class WebSocketClient: @unchecked Sendable {
             }
             return nil
         }, box)
-        pthread_detach(thread)
+        ticker = thread
     }
 
     private func finish(_ connection: ClientConnection, reason: String) {

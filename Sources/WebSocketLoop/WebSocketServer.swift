@@ -21,7 +21,18 @@ public struct ServerOptions: Sendable {
     public var maxQueuedReplies = 256
     /// Seconds a client may leave frames unread before it is disconnected.
     public var stallSeconds: UInt64 = 15
+    /// How the service thread waits for sockets.
+    public var eventLoop: EventLoopKind = .libev
     public init() {}
+}
+
+/// How the service thread waits for sockets.
+public enum EventLoopKind: String, Sendable, CaseIterable {
+    /// lws's own loop: poll(2) over every socket on every turn.
+    case poll
+    /// A libev loop (epoll) that lws joins: cost per turn follows the sockets
+    /// with events, not all of them.
+    case libev
 }
 
 /// A refusal of an HTTP upgrade or request, sent before any WebSocket exists.
@@ -87,6 +98,11 @@ public final class WebSocketServer: @unchecked Sendable {
     public weak var delegate: (any ServerDelegate)?
 
     nonisolated(unsafe) var context: OpaquePointer?
+    private var evLoop: OpaquePointer?
+    private var ticker: pthread_t?
+    /// Set when libev was asked for but its lws plugin could not be loaded.
+    public private(set) var eventLoopFallback = false
+    private let tickerStop = Atomic<Bool>(false)
     private let inbox = Mutex<[@Sendable () -> Void]>([])
     private let stopRequested = Atomic<Bool>(false)
     private var serviceThread: pthread_t?
@@ -145,19 +161,83 @@ public final class WebSocketServer: @unchecked Sendable {
         info.timeout_secs = options.handshakeTimeoutSeconds
         info.fd_limit_per_thread = options.fdLimit
         info.user = Unmanaged.passUnretained(self).toOpaque()
-        guard let context = lws_create_context(&info) else {
+        var evLoop = options.eventLoop == .libev ? swlws_ev_loop_new() : nil
+        var foreignLoops: [UnsafeMutableRawPointer?] = [evLoop.map { UnsafeMutableRawPointer($0) }]
+        var created: OpaquePointer? = foreignLoops.withUnsafeMutableBufferPointer { loops in
+            var withLoop = info
+            if evLoop != nil {
+                withLoop.options |= UInt64(LWS_SERVER_OPTION_LIBEV)
+                withLoop.foreign_loops = loops.baseAddress
+            }
+            return lws_create_context(&withLoop)
+        }
+        if created == nil, let loop = evLoop {
+            // No libev plugin (libwebsockets-evlib-ev) on this machine: use lws's own loop.
+            swlws_ev_loop_destroy(loop)
+            evLoop = nil
+            eventLoopFallback = true
+            created = lws_create_context(&info)
+        }
+        guard let context = created else {
             throw HTTPRefusal(status: 0, message: "could not listen on \(options.host):\(options.port) (in use, or not an address of this machine?)")
         }
         self.context = context
         let port = lws_get_vhost_listen_port(lws_get_vhost_by_name(context, vhostName))
+        startTicker()
         listening(Int(port))
-        while true {
-            if lws_service(context, 0) < 0 { break }
-            delegate?.serviceLoopDidRun()
-            if let deadline = stopDeadline, connections.isEmpty || Self.nowNanos() > deadline { break }
+        if let evLoop {
+            // libev runs the turns; the prepare watcher ends each one.
+            self.evLoop = evLoop
+            let watcher = swlws_turn_watcher_start(evLoop, { raw in
+                guard let raw else { return }
+                Unmanaged<WebSocketServer>.fromOpaque(raw).takeUnretainedValue().turnEnded()
+            }, Unmanaged.passUnretained(self).toOpaque())
+            swlws_ev_run(evLoop)
+            if let watcher { swlws_turn_watcher_stop(evLoop, watcher) }
+        } else {
+            while true {
+                if lws_service(context, 0) < 0 { break }
+                if turnEnded() { break }
+            }
         }
+        stopTicker()
         lws_context_destroy(context)
         self.context = nil
+        if let evLoop { swlws_ev_loop_destroy(evLoop) }
+        self.evLoop = nil
+    }
+
+    /// The end of a turn of the service loop. Returns true once a stop has
+    /// completed (and breaks the libev loop).
+    @discardableResult
+    private func turnEnded() -> Bool {
+        delegate?.serviceLoopDidRun()
+        guard let deadline = stopDeadline, connections.isEmpty || Self.nowNanos() > deadline else { return false }
+        if let evLoop { swlws_ev_break(evLoop) }
+        return true
+    }
+
+    /// Wakes the service loop four times a second so timers (stalled
+    /// clients, idle boards) run even when no socket has news.
+    /// Joined before the context is destroyed, so it never wakes a freed one.
+    private func startTicker() {
+        let box = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        pthread_create(&thread, nil, { raw in
+            let server = Unmanaged<WebSocketServer>.fromOpaque(raw!).takeRetainedValue()
+            while !server.tickerStop.load(ordering: .acquiring), let context = server.context {
+                usleep(250_000)
+                lws_cancel_service(context)
+            }
+            return nil
+        }, box)
+        ticker = thread
+    }
+
+    private func stopTicker() {
+        tickerStop.store(true, ordering: .releasing)
+        if let ticker { pthread_join(ticker, nil) }
+        ticker = nil
     }
 
     /// Thread-safe: runs `work` on the service thread soon.
