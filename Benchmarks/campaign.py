@@ -98,36 +98,41 @@ def main():
     d = ["--duration", SECONDS, "--warmup", 1]
 
     print("\n### Saturated fan-out: 1 board x 100 clients (frames delivered per second)\n")
-    row("senders", "raw lws broadcaster", "synchub (in memory)", "ratio hub / raw", "hub ops absorbed/s", "hub p99 visibility ms")
-    row("---", "---", "---", "---", "---", "---")
+    row("senders", "raw lws broadcaster", "synchub (libev loop)", "ratio", "synchub (--event-loop poll)", "ratio",
+        "ops absorbed/s libev / poll", "p99 visibility ms libev / poll")
+    row("---", "---", "---", "---", "---", "---", "---", "---")
     for senders in (4, 100):
         raw = median_run("raw", ["--clients", 100, "--senders", senders, *d], raw=True)
         hub = median_run("memory", ["--clients", 100, "--senders", senders, *d])
-        results[f"fanout100_s{senders}"] = {"raw": raw, "hub": hub}
-        row(senders, f"{raw['framesDeliveredPerSecond']:,.0f}", f"{hub['framesDeliveredPerSecond']:,.0f}",
-            f"{hub['framesDeliveredPerSecond'] / raw['framesDeliveredPerSecond']:.2f}x",
-            f"{hub['acknowledgedPerSecond']:,.0f}", hub["visibilityMillis"]["p99"])
+        poll = median_run("memory", ["--clients", 100, "--senders", senders, *d], extra=["--event-loop", "poll"])
+        results[f"fanout100_s{senders}"] = {"raw": raw, "hub": hub, "poll": poll}
+        f = lambda r: r["framesDeliveredPerSecond"]
+        row(senders, f"{f(raw):,.0f}", f"{f(hub):,.0f}", f"{f(hub) / f(raw):.2f}x", f"{f(poll):,.0f}", f"{f(poll) / f(raw):.2f}x",
+            f"{hub['acknowledgedPerSecond']:,.0f} / {poll['acknowledgedPerSecond']:,.0f}",
+            f"{hub['visibilityMillis']['p99']} / {poll['visibilityMillis']['p99']}")
 
     print("\n### One board, 50 clients, all sending as fast as the hub absorbs\n")
-    hub = median_run("memory", ["--clients", 50, *d])
-    results["absorb50"] = hub
-    row("ops absorbed/s", "board changes/s", "p50 / p99 / p99.9 visibility ms", "converged", "vs pycrdt-websocket (~750/s)")
-    row("---", "---", "---", "---", "---")
-    v = hub["visibilityMillis"]
-    row(f"{hub['acknowledgedPerSecond']:,.0f}", f"{hub['changesPerSecond']:,.0f}", f"{v['p50']} / {v['p99']} / {v['p999']}",
-        hub["converged"], f"{hub['acknowledgedPerSecond'] / 750:.0f}x")
+    row("loop", "ops absorbed/s", "board changes/s", "p50 / p99 / p99.9 visibility ms", "converged", "vs pycrdt-websocket (~750/s)")
+    row("---", "---", "---", "---", "---", "---")
+    for label, extra in (("libev", []), ("poll", ["--event-loop", "poll"])):
+        hub = median_run("memory", ["--clients", 50, *d], extra=extra)
+        results[f"absorb50_{label}"] = hub
+        v = hub["visibilityMillis"]
+        row(label, f"{hub['acknowledgedPerSecond']:,.0f}", f"{hub['changesPerSecond']:,.0f}", f"{v['p50']} / {v['p99']} / {v['p999']}",
+            hub["converged"], f"{hub['acknowledgedPerSecond'] / 750:.0f}x")
 
     print("\n### Paced 400 ops/s on a 50-client board (send to arrival at every client)\n")
     row("server", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms")
     row("---", "---", "---", "---", "---", "---")
-    for kind, raw in (("raw", True), ("memory", False), ("durable", False)):
-        r = median_run(kind, ["--clients", 50, "--rate", 400, *d], raw=raw)
-        if kind == "durable":
-            results["paced400_durable_normal"] = median_run(kind, ["--clients", 50, "--rate", 400, *d], extra=["--sync", "normal"])
-        results[f"paced400_{kind}"] = r
+    for kind, raw, extra, label in (("raw", True, [], "raw lws broadcaster"),
+                                     ("memory", False, [], "synchub in memory (libev loop)"),
+                                     ("memory", False, ["--event-loop", "poll"], "synchub in memory (--event-loop poll)"),
+                                     ("durable", False, [], "synchub on its store (--sync full)"),
+                                     ("durable", False, ["--sync", "normal"], "synchub on its store (--sync normal)")):
+        r = median_run(kind, ["--clients", 50, "--rate", 400, *d], raw=raw, extra=extra)
+        results[f"paced400_{label}"] = r
         v = r["visibilityMillis"]
-        row({"raw": "raw lws broadcaster", "memory": "synchub in memory", "durable": "synchub on its store"}[kind],
-            v["p50"], v["p90"], v["p99"], v["p999"], v["max"])
+        row(label, v["p50"], v["p90"], v["p99"], v["p999"], v["max"])
 
     print("\n### Scaling: one board, paced 10 ops/s (visibility at every client)\n")
     row("clients", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", "hub RSS MiB", "hub CPU %", "bench CPU %", "converged")
@@ -144,13 +149,15 @@ def main():
     results["scaling"] = scaling
 
     print("\n### 1,000 boards x 10 clients, paced 1,000 ops/s in all\n")
-    r = median_run("memory", ["--boards", 1000, "--clients", 10, "--senders", 1, "--rate", 1000,
-                              "--connect-rate", 5000, "--threads", 2, *d], reps=1)
-    results["boards1000"] = r
-    v = r["visibilityMillis"]
-    row("p50 ms", "p99 ms", "p99.9 ms", "ops acked/s", "hub RSS MiB", "converged")
-    row("---", "---", "---", "---", "---", "---")
-    row(v["p50"], v["p99"], v["p999"], f"{r['acknowledgedPerSecond']:,.0f}", f"{r['hubRSSMiB']:.1f}", r["converged"])
+    row("loop", "p50 ms", "p99 ms", "p99.9 ms", "ops acked/s", "hub RSS MiB", "hub CPU %", "converged")
+    row("---", "---", "---", "---", "---", "---", "---", "---")
+    for label, extra in (("libev", []), ("poll", ["--event-loop", "poll"])):
+        r = median_run("memory", ["--boards", 1000, "--clients", 10, "--senders", 1, "--rate", 1000,
+                                  "--connect-rate", 5000, "--threads", 2, *d], reps=1, extra=extra)
+        results[f"boards1000_{label}"] = r
+        v = r["visibilityMillis"]
+        row(label, v["p50"], v["p99"], v["p999"], f"{r['acknowledgedPerSecond']:,.0f}", f"{r['hubRSSMiB']:.1f}",
+            f"{r['hubCPUPercent']:.0f}", r["converged"])
 
     print("\n### Durability: the same load in memory and on the store\n")
     row("load", "store", "ops acked/s", "ack p50 ms", "ack p99 ms", "ratio store / memory")

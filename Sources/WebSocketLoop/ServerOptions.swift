@@ -1,0 +1,32 @@
+/// Limits and timers of the server's libwebsockets context.
+public struct ServerOptions: Sendable {
+    public var host: String = "127.0.0.1"
+    public var port: Int = 8080
+    /// Largest message accepted on a board connection; larger closes with 1009.
+    public var maxMessageBytes = 4096
+    /// Largest message on the echo endpoint (Autobahn sends up to 16 MiB).
+    public var echoMaxMessageBytes = 16 << 20
+    /// Idle seconds before the hub pings a client, and before it hangs up.
+    public var pingAfterSeconds: UInt16 = 20
+    public var hangupAfterSeconds: UInt16 = 45
+    /// Seconds lws waits on a half-done HTTP step (headers, handshake).
+    public var handshakeTimeoutSeconds: UInt32 = 10
+    /// File descriptors lws provisions for its service thread.
+    public var fdLimit: UInt32 = 200_000
+    /// Queued replies (acks, errors) per client before its reading is paused.
+    public var maxQueuedReplies = 256
+    /// Seconds a client may leave frames unread before it is disconnected.
+    public var stallSeconds: UInt64 = 15
+    /// How the service thread waits for sockets.
+    public var eventLoop: EventLoopKind = .libev
+    public init() {}
+}
+
+/// How the service thread waits for sockets.
+public enum EventLoopKind: String, Sendable, CaseIterable {
+    /// lws's own loop: poll(2) over every socket on every turn.
+    case poll
+    /// A libev loop (epoll) that lws joins: cost per turn follows the sockets
+    /// with events, not all of them.
+    case libev
+}
