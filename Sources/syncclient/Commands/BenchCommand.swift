@@ -8,10 +8,12 @@ struct BenchCommand: ParsableCommand {
         commandName: "bench",
         abstract: "Load-test a hub: B boards x C clients, paced or saturated; latency, throughput, convergence.",
         discussion: """
-            Each board's clients are thin clients. Board 1's first client selects A-F, then the senders \
+            Each board's clients are thin clients. Each board's first client selects A-F, then the senders \
             move random letters among places 1-6 (drag-and-drop load). Visibility latency runs from an \
             operation's send to the first state frame at each client of its board that includes it \
             (HDR histogram). At the end every client of every board must show the same order. \
+            The hub limits each connection to its --rate messages a second (1000 by default): raise \
+            it on the hub for saturation runs, or the summary counts rate_limited errors. \
             Method and figures: BENCHMARKS.md.
             """)
 
