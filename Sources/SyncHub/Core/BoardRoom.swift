@@ -37,8 +37,17 @@ final class BoardRoom {
         storedFrontier = replica.checkpoint.frontier
     }
 
-    /// Names of the replica clients that gave one, for presence.
-    var names: [String] { members.values.compactMap(\.name).sorted() }
+    /// Names of the replica clients that gave one, for presence; sorted once
+    /// per change of who is named, not once per state frame.
+    private(set) var names: [String] = []
+    private var namedMembers: [UInt64: String] = [:]
+
+    /// Records `connection`'s display name (nil when it leaves or has none).
+    func setName(_ name: String?, for connection: UInt64) {
+        guard namedMembers[connection] != name else { return }
+        namedMembers[connection] = name
+        names = namedMembers.values.sorted()
+    }
 }
 
 /// A connection on a board.

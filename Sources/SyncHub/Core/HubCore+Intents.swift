@@ -31,6 +31,7 @@ extension HubCore {
         let name = hello.name.map { String($0.prefix(ClientMessage.maxNameLength)) }
         if room.members[connection]?.name != name {
             room.members[connection]?.name = name
+            room.setName(name, for: connection)
             markForPublish(room)
         }
         let delta = room.replica.delta(for: hello.versions, remoteFrontier: hello.frontier)

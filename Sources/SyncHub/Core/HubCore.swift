@@ -138,6 +138,7 @@ struct HubCore {
         guard let board = boardOf.removeValue(forKey: connection) else { return }
         boards[board]?.members[connection] = nil
         boards[board]?.replicaMembers.remove(connection)
+        boards[board]?.setName(nil, for: connection)
         markForPublish(boards[board])
         if boards[board]?.members.isEmpty == true { boards[board]?.emptySince = now }
     }
