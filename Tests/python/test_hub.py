@@ -404,3 +404,70 @@ def test_documented_example_client_runs(hub):
     assert out.returncode == 0, out.stderr
     assert "order: C A | clients: 1" in out.stdout
     assert out.stdout.count("ack") == 2
+
+
+def test_random_frames_never_crash_the_hub(make_hub):
+    """Seeded junk (malformed JSON, wrong types, hostile operations, binary,
+    odd Unicode) from thin and replica clients: the hub keeps serving."""
+    import random
+    rng = random.Random(20261122)
+    hub = make_hub(extra=["--rate", "100000", "--burst", "100000",
+                          "--bad-frames-per-second", "100000", "--bad-frame-burst", "100000"])
+
+    def value(depth=0):
+        c = rng.random()
+        if c < 0.25:
+            return rng.choice(["A", "Z", "a", "", "AB", "\u00e9", "7", None, True, 0, -1, 2**70, 1.5, [], {}])
+        if c < 0.45:
+            return rng.randint(-10, 10)
+        if c < 0.55 and depth < 3:
+            return [value(depth + 1) for _ in range(rng.randint(0, 3))]
+        if c < 0.65 and depth < 3:
+            keys = ["type", "letter", "to", "ref", "replica", "versions", "frontier", "operations", "lamport", "seen"]
+            return {rng.choice(keys): value(depth + 1) for _ in range(rng.randint(0, 4))}
+        return "".join(rng.choice("AZaz09\"\\{}[]:,.-") for _ in range(rng.randint(0, 10)))
+
+    def frame():
+        message = {"type": rng.choice(["select", "deselect", "move", "reset", "hello", "ops", "x", None])}
+        for key in rng.sample(["letter", "to", "ref", "replica", "name", "versions", "frontier", "operations"], rng.randint(0, 4)):
+            message[key] = value()
+        if message["type"] == "ops" and rng.random() < 0.5:
+            message["operations"] = [{
+                "id": [rng.choice([1, 77, 2**63 - 1, 0]), rng.randint(0, 5)],
+                "lamport": rng.choice([0, 1, 5, 2**62, 2**64 - 1]),
+                "change": {"op": rng.choice(["select", "move", "reset", "x"]), "letter": rng.choice(["A", "B", "z"]),
+                           "anchor": "A", "side": rng.choice(["after", "x"]), "place": rng.randint(-2, 9),
+                           "seen": [[1, 1]] * rng.randint(0, 8)}} for _ in range(rng.randint(0, 3))]
+        return json.dumps(message)
+
+    async def main():
+        for _ in range(12):
+            try:
+                async with websockets.connect(hub.url("junk"), max_size=None) as ws:
+                    async def drain():
+                        try:
+                            while True:
+                                await ws.recv()
+                        except websockets.ConnectionClosed:
+                            pass
+                    reader = asyncio.create_task(drain())
+                    if rng.random() < 0.5:
+                        await ws.send(json.dumps({"type": "hello", "replica": 77}))
+                    for _ in range(120):
+                        r = rng.random()
+                        if r < 0.7:
+                            await ws.send(frame())
+                        elif r < 0.85:
+                            await ws.send(bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 50))))
+                        else:
+                            await ws.send("".join(chr(rng.randint(32, 0x2FF)) for _ in range(rng.randint(0, 60))))
+                    await ws.close()
+                    await reader
+            except websockets.ConnectionClosed:
+                pass
+        async with websockets.connect(hub.url("junk")) as ws:
+            state = await recv_json(ws)
+            assert state["type"] == "state" and len(state["order"]) <= 6
+    run(main())
+    assert hub.proc.poll() is None
+    assert urllib.request.urlopen(f"http://127.0.0.1:{hub.port}/healthz").read() == b"ok\n"
