@@ -17,16 +17,28 @@ struct SyncClientCommand: ParsableCommand {
     /// Parses and runs like ArgumentParser's own `main`, except that usage
     /// errors exit 2 (CONTRACT) instead of 64.
     static func main() {
+        var command: any ParsableCommand
         do {
-            var command = try parseAsRoot()
+            command = try parseAsRoot()
+        } catch {
+            fail(error, usage: fullMessage(for: error))
+        }
+        do {
             try command.run()
         } catch {
-            let code = exitCode(for: error)
-            if code == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-                Foundation.exit(2)
-            }
-            exit(withError: error)
+            // A check inside a subcommand's run (URL, letter): show that
+            // subcommand's usage, not the root's.
+            let subcommand = type(of: command)
+            fail(error, usage: "Error: \(message(for: error))\nUsage: \(usageString(for: subcommand))\n"
+                 + "  See 'syncclient \(subcommand._commandName) --help' for more information.")
         }
+    }
+
+    private static func fail(_ error: any Error, usage: String) -> Never {
+        if exitCode(for: error) == .validationFailure {
+            FileHandle.standardError.write(Data((usage + "\n").utf8))
+            Foundation.exit(2)
+        }
+        exit(withError: error)
     }
 }
