@@ -3,8 +3,6 @@ public final class ClientConnection: @unchecked Sendable {
     // Sendable: only touched on the client loop's service thread.
     public let id: UInt64
     public let url: WebSocketURL
-    /// The application's own per-connection state.
-    public var context: AnyObject?
     public internal(set) var isOpen = false
     public internal(set) var isFinished = false
 

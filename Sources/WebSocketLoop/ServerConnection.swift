@@ -4,7 +4,7 @@
 /// board state overwrites (a client that is behind gets the newest state, not
 /// a backlog), and `replies`, a bounded queue for messages that must all
 /// arrive (acks, refusals, errors). Memory per slow client is therefore one
-/// shared frame plus at most `maxReplies` small ones.
+/// shared frame plus at most `ServerOptions.maxQueuedReplies` small ones.
 public final class ServerConnection: @unchecked Sendable {
     // Sendable: only touched on the server's service thread (checked by
     // `WebSocketServer.assertOnServiceThread`); handed to closures posted there.
@@ -15,8 +15,6 @@ public final class ServerConnection: @unchecked Sendable {
     public let path: String
     /// The endpoint chosen when the upgrade was accepted.
     public let route: Route
-    /// The application's own per-connection state.
-    public var context: AnyObject?
 
     let wsi: OpaquePointer
     var latest: OutgoingFrame?
@@ -28,14 +26,12 @@ public final class ServerConnection: @unchecked Sendable {
     var waitingSince: UInt64?
     var receiveBuffer: [UInt8] = []
     var receivePaused = false
-    let maxReplies: Int
 
-    init(id: UInt64, path: String, route: Route, wsi: OpaquePointer, maxReplies: Int) {
+    init(id: UInt64, path: String, route: Route, wsi: OpaquePointer) {
         self.id = id
         self.path = path
         self.route = route
         self.wsi = wsi
-        self.maxReplies = maxReplies
     }
 
     /// Frames queued and not yet written.

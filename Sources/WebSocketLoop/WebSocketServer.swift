@@ -294,7 +294,7 @@ public final class WebSocketServer: @unchecked Sendable {
         let connection = ServerConnection(
             id: nextConnectionID,
             path: String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self),
-            route: route, wsi: wsi, maxReplies: options.maxQueuedReplies)
+            route: route, wsi: wsi)
         user.storeBytes(of: Unmanaged.passRetained(connection).toOpaque(), as: UnsafeMutableRawPointer?.self)
         connections[connection.id] = connection
         delegate?.opened(connection)
