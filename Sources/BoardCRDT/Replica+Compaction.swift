@@ -79,7 +79,7 @@ extension Replica {
         )
     }
 
-    private func mergedCover(_ a: VersionVector, _ b: VersionVector) -> VersionVector {
+    func mergedCover(_ a: VersionVector, _ b: VersionVector) -> VersionVector {
         var merged = a
         for (replica, seq) in b.entries where seq > merged[replica] { merged[replica] = seq }
         return merged
@@ -92,9 +92,9 @@ extension Replica {
     public mutating func apply(
         _ delta: Delta<Kind>,
         freshID: () -> ReplicaID
-    ) -> (adopt: AdoptReport<Kind.Change>, merge: MergeReport<Kind.Refusal>) {
+    ) -> (adopt: AdoptReport<Kind.Change>, merge: MergeReport<Kind>) {
         var adoptReport = AdoptReport<Kind.Change>()
-        var mergeReport = MergeReport<Kind.Refusal>()
+        var mergeReport = MergeReport<Kind>()
         if let checkpoint = delta.checkpoint {
             do {
                 adoptReport = try adopt(checkpoint, freshID: freshID)
@@ -120,15 +120,17 @@ extension Replica {
     public mutating func adopt(_ newCheckpoint: Checkpoint<Kind>, freshID: () -> ReplicaID) throws(CheckpointRefusal) -> AdoptReport<Kind.Change> {
         var report = AdoptReport<Kind.Change>()
         guard newCheckpoint.frontier > checkpoint.frontier else { return report }
-        guard newCheckpoint.versions.dominates(checkpoint.versions) else { throw .divergent }
+        guard newCheckpoint.versions.dominates(checkpoint.versions, forgettingThrough: newCheckpoint.forgetHorizon) else { throw .divergent }
 
+        let own = id
+        let folded = { (op: Op) -> Bool in newCheckpoint.folds(op, of: own) }
         var late: Set<ReplicaID> = []
-        for op in log where !newCheckpoint.versions.covers(op.id) && op.stamp <= newCheckpoint.frontier {
+        for op in log where !folded(op) && op.stamp <= newCheckpoint.frontier {
             late.insert(op.id.replica)
         }
         var ownLate: [Kind.Change] = []
         var kept: [Op] = []
-        for op in log where !newCheckpoint.versions.covers(op.id) {
+        for op in log where !folded(op) {
             if late.contains(op.id.replica) {
                 if op.id.replica == id { ownLate.append(op.change) }
             } else {

@@ -24,9 +24,13 @@ public enum MergeRefusal: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 /// What a merge did.
-public struct MergeReport<Refusal: Equatable & Sendable>: Sendable {
-    /// Operations newly integrated (in the order they were integrated).
-    public var integrated: [OperationID] = []
+public struct MergeReport<Kind: BoardKind>: Sendable {
+    public typealias Refusal = Kind.Refusal
+    /// Operations newly integrated, in the order they were integrated: those
+    /// of this call and buffered ones an earlier gap held back until now.
+    public var integratedOperations: [Operation<Kind.Change>] = []
+    /// The ids of `integratedOperations`.
+    public var integrated: [OperationID] { integratedOperations.map(\.id) }
     /// Already known: ignored (C1, duplicate delivery).
     public var duplicates = 0
     /// Held until an earlier operation of the same replica arrives.
@@ -47,8 +51,8 @@ extension Replica {
     /// duplicates. Never traps on any input.
     @discardableResult
     @_specialize(exported: true, where Kind == LetterBoard)
-    public mutating func receive(_ operations: [Op]) -> MergeReport<Kind.Refusal> {
-        var report = MergeReport<Kind.Refusal>()
+    public mutating func receive(_ operations: [Op]) -> MergeReport<Kind> {
+        var report = MergeReport<Kind>()
         let stateBefore = state
         var late: [Op] = []
         for op in operations {
@@ -65,11 +69,11 @@ extension Replica {
     /// Integrates one operation; see `receive(_:)`.
     @discardableResult
     @_specialize(exported: true, where Kind == LetterBoard)
-    public mutating func receive(_ operation: Op) -> MergeReport<Kind.Refusal> {
+    public mutating func receive(_ operation: Op) -> MergeReport<Kind> {
         receive([operation])
     }
 
-    private mutating func receiveOne(_ op: Op, report: inout MergeReport<Kind.Refusal>, late: inout [Op]) {
+    private mutating func receiveOne(_ op: Op, report: inout MergeReport<Kind>, late: inout [Op]) {
         let replica = op.id.replica
         guard op.id.seq > 0, op.id.seq <= Self.maxLamport, op.lamport > 0, op.lamport <= Self.maxLamport else {
             report.refused.append(.malformed(op.id, reason: "sequence numbers and Lamport times start at 1 and stay below 2^62"))
@@ -129,7 +133,7 @@ extension Replica {
     /// replica's history stops here. An operation stamped after the whole log
     /// is applied at once; one that belongs earlier joins `late`, merged into
     /// the log in one pass at the end of the batch (see `mergeLate`).
-    private mutating func integrate(_ op: Op, report: inout MergeReport<Kind.Refusal>, late: inout [Op]) -> Bool {
+    private mutating func integrate(_ op: Op, report: inout MergeReport<Kind>, late: inout [Op]) -> Bool {
         let replica = op.id.replica
         if let last = lastLamport[replica], op.lamport <= last {
             report.refused.append(.clockWentBack(op.id))
@@ -143,7 +147,7 @@ extension Replica {
         versions[replica] = op.id.seq
         lastLamport[replica] = op.lamport
         clock = max(clock, op.lamport)
-        report.integrated.append(op.id)
+        report.integratedOperations.append(op)
         if late.isEmpty, log.last.map({ $0.stamp < op.stamp }) ?? true {
             log.append(op)
             outcomes.append(Kind.apply(op.change, id: op.id, to: &state))

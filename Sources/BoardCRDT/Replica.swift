@@ -63,7 +63,7 @@ public struct Replica<Kind: BoardKind>: Sendable {
     /// Stamps `change` as this replica's newest operation and applies it.
     /// Its stamp is after every known one, so it goes at the end of the log.
     @discardableResult
-    mutating func record(_ change: Kind.Change) -> Op {
+    public mutating func record(_ change: Kind.Change) -> Op {
         clock += 1
         let op = Op(id: OperationID(replica: id, seq: nextSeq), lamport: clock, change: change)
         versions[id] = op.id.seq

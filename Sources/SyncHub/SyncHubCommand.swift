@@ -38,6 +38,8 @@ struct SyncHubCommand: ParsableCommand {
     @Option(help: "Connections on one board; joins beyond get HTTP 503.") var maxClientsPerBoard = 20_000
     @Option(help: "Seconds an empty board stays in memory before it is dropped (it reloads from the store).") var evictAfterSeconds: UInt64 = 30
     @Option(help: "Operations a board keeps after its checkpoint (compaction window).") var keptOperations = 1024
+    @Option(help: "Replica ids a board remembers besides connected ones; when it compacts it forgets the least recently active beyond this (their clients start again under a new id).") var maxReplicasPerBoard = 512
+    @Option(help: "Idempotency keys a board keeps in memory; older ones are looked up in the store (kept 7 days).") var rememberedKeysPerBoard = 4096
     @Option(help: "How the service thread waits for sockets: libev (epoll; cost per turn follows the busy sockets) or poll (lws's own loop; polls every socket each turn).") var eventLoop: String = "libev"
     @Option(help: "File descriptors provisioned for the service thread (lws fd_limit_per_thread).") var fdLimit: UInt32 = 200_000
 
@@ -51,6 +53,8 @@ struct SyncHubCommand: ParsableCommand {
         guard EventLoopKind(rawValue: eventLoop) != nil else { throw ValidationError("--event-loop must be libev or poll") }
         guard sync == "full" || sync == "normal" else { throw ValidationError("--sync must be full or normal") }
         guard keptOperations >= 16 else { throw ValidationError("--kept-operations must be at least 16") }
+        guard maxReplicasPerBoard >= 1 else { throw ValidationError("--max-replicas-per-board must be at least 1") }
+        guard rememberedKeysPerBoard >= 1 else { throw ValidationError("--remembered-keys-per-board must be at least 1") }
     }
 
     func run() throws {
@@ -83,6 +87,8 @@ struct SyncHubCommand: ParsableCommand {
         limits.maxClientsPerBoard = maxClientsPerBoard
         limits.evictAfterSeconds = evictAfterSeconds
         limits.keptOperations = keptOperations
+        limits.maxReplicasPerBoard = maxReplicasPerBoard
+        limits.rememberedKeysPerBoard = rememberedKeysPerBoard
 
         // Block SIGINT/SIGTERM before any thread starts, so only the
         // signal thread takes them (a thread started earlier would inherit

@@ -4,23 +4,31 @@ import Foundation
 /// Everything a client may send the hub (docs/PROTOCOL.md).
 public enum ClientMessage: Equatable, Sendable {
     /// Thin-client intents (CONTRACT): the hub turns them into operations.
-    case intent(LetterBoard.Intent, ref: String?)
+    /// `key` is the optional idempotency key: a resend is applied at most once.
+    case intent(LetterBoard.Intent, ref: String?, key: String? = nil)
     /// A replica client introduces itself and says what it already has, so
     /// the hub sends only what it lacks (resume without refetching).
     case hello(Hello)
     /// A replica client's own operations.
     case operations([BoardOperation], ref: String?)
 
-    public struct Hello: Equatable, Sendable, Codable {
+    /// A replica client's greeting: small and bounded whatever the board's
+    /// history (no version vector): the hub sends every durable operation
+    /// after its checkpoint, and the checkpoint when the client's is older.
+    public struct Hello: Equatable, Sendable {
         public var replica: ReplicaID
         public var name: String?
-        public var versions: VersionVector
+        /// The stamp of the checkpoint the client holds (`.origin` for none).
         public var frontier: Stamp
-        public init(replica: ReplicaID, name: String?, versions: VersionVector, frontier: Stamp) {
+        /// The highest sequence number of its own that this replica has ever
+        /// sent to a hub (0: none). A hub with no record of a replica that
+        /// sent something answers `unknown_replica`.
+        public var sent: UInt64
+        public init(replica: ReplicaID, name: String?, frontier: Stamp, sent: UInt64) {
             self.replica = replica
             self.name = name
-            self.versions = versions
             self.frontier = frontier
+            self.sent = sent
         }
     }
 }
@@ -41,16 +49,19 @@ private struct Envelope: Decodable {
     var letter: String?
     var to: Int?
     var ref: String?
+    var key: String?
     var replica: ReplicaID?
     var name: String?
-    var versions: VersionVector?
     var frontier: Stamp?
+    var sent: UInt64?
     var operations: [BoardOperation]?
 }
 
 extension ClientMessage {
     /// Longest `ref` echoed back (CONTRACT).
     public static let maxRefLength = 64
+    /// Longest idempotency key (KINDS: 1 to 64 characters).
+    public static let maxKeyLength = 64
     /// Longest display name of a replica client.
     public static let maxNameLength = 32
     /// Most operations in one `ops` frame.
@@ -70,18 +81,21 @@ extension ClientMessage {
         if let ref = envelope.ref, ref.count > maxRefLength {
             throw ProtocolError("bad_ref", "\"ref\" is longer than \(maxRefLength) characters")
         }
+        if let key = envelope.key, key.isEmpty || key.count > maxKeyLength {
+            throw ProtocolError("bad_key", "\"key\" must be 1 to \(maxKeyLength) characters")
+        }
         switch envelope.type {
         case "select", "deselect":
             let letter = try Self.letter(envelope.letter, for: envelope.type)
-            return .intent(envelope.type == "select" ? .select(letter) : .deselect(letter), ref: envelope.ref)
+            return .intent(envelope.type == "select" ? .select(letter) : .deselect(letter), ref: envelope.ref, key: envelope.key)
         case "move":
             let letter = try Self.letter(envelope.letter, for: "move")
             guard let place = envelope.to else {
                 throw ProtocolError("missing_field", "move needs \"to\": the 1-based place to move the letter to")
             }
-            return .intent(.move(letter, to: place), ref: envelope.ref)
+            return .intent(.move(letter, to: place), ref: envelope.ref, key: envelope.key)
         case "reset":
-            return .intent(.reset, ref: envelope.ref)
+            return .intent(.reset, ref: envelope.ref, key: envelope.key)
         case "hello":
             guard let replica = envelope.replica else {
                 throw ProtocolError("missing_field", "hello needs \"replica\": the client's replica id")
@@ -89,8 +103,11 @@ extension ClientMessage {
             if let name = envelope.name, name.count > maxNameLength || name.contains(where: \.isNewline) {
                 throw ProtocolError("bad_name", "\"name\" must be one line of at most \(maxNameLength) characters")
             }
-            return .hello(Hello(replica: replica, name: envelope.name, versions: envelope.versions ?? VersionVector(),
-                                frontier: envelope.frontier ?? .origin))
+            guard (envelope.sent ?? 0) <= Replica<LetterBoard>.maxLamport else {
+                throw ProtocolError("bad_field", "\"sent\" is beyond 2^62")
+            }
+            return .hello(Hello(replica: replica, name: envelope.name, frontier: envelope.frontier ?? .origin,
+                                sent: envelope.sent ?? 0))
         case "ops":
             guard let operations = envelope.operations else {
                 throw ProtocolError("missing_field", "ops needs \"operations\": an array of operations")
@@ -137,7 +154,7 @@ extension ClientMessage {
 
 extension ClientMessage {
     /// Encodes a thin-client intent frame (CONTRACT), as a client sends it.
-    public static func thinFrame(_ intent: LetterBoard.Intent, ref: String?) -> String {
+    public static func thinFrame(_ intent: LetterBoard.Intent, ref: String?, key: String? = nil) -> String {
         var out = "{\"type\":"
         switch intent {
         case let .select(letter): out += "\"select\",\"letter\":\"\(letter)\""
@@ -149,27 +166,37 @@ extension ClientMessage {
             out += ",\"ref\":"
             HubMessage.appendJSONString(ref, to: &out)
         }
+        if let key {
+            out += ",\"key\":"
+            HubMessage.appendJSONString(key, to: &out)
+        }
         return out + "}"
     }
 
-    /// Encodes a replica client's `hello`.
+    /// Encodes a replica client's `hello` (written by hand: it cannot fail).
     public static func helloFrame(_ hello: Hello) -> String {
-        struct Frame: Encodable { let type = "hello"; let hello: Hello
-            func encode(to encoder: any Encoder) throws {
-                try hello.encode(to: encoder)
-                var container = encoder.container(keyedBy: Key.self)
-                try container.encode(type, forKey: .type)
-            }
-            enum Key: String, CodingKey { case type }
+        var out = "{\"type\":\"hello\",\"replica\":\(hello.replica.rawValue)"
+        if let name = hello.name {
+            out += ",\"name\":"
+            HubMessage.appendJSONString(name, to: &out)
         }
-        let data = (try? JSONEncoder().encode(Frame(hello: hello))) ?? Data()
-        return String(decoding: data, as: UTF8.self)
+        out += ",\"frontier\":{\"lamport\":\(hello.frontier.lamport),\"replica\":\(hello.frontier.replica.rawValue)}"
+        out += ",\"sent\":\(hello.sent)}"
+        return out
     }
 
     /// Encodes a replica client's `ops` frame.
     public static func operationsFrame(_ operations: [BoardOperation], ref: String?) -> String {
-        struct Frame: Encodable { let type = "ops"; let operations: [BoardOperation]; let ref: String? }
-        let data = (try? JSONEncoder().encode(Frame(operations: operations, ref: ref))) ?? Data()
-        return String(decoding: data, as: UTF8.self)
+        var out = "{\"type\":\"ops\""
+        if let ref {
+            out += ",\"ref\":"
+            HubMessage.appendJSONString(ref, to: &out)
+        }
+        out += ",\"operations\":["
+        for (index, operation) in operations.enumerated() {
+            if index > 0 { out += "," }
+            out += operation.jsonText
+        }
+        return out + "]}"
     }
 }

@@ -28,10 +28,15 @@ public enum HubMessage {
         return out
     }
 
-    public static func ack(ref: String?, version: UInt64) -> String {
+    /// `have`, on answers to a replica client's `ops`: the highest sequence
+    /// number of its replica the hub holds durably. Operations after it were
+    /// not integrated (they wait behind a gap) and must be sent again.
+    public static func ack(ref: String?, version: UInt64, have: UInt64? = nil) -> String {
         var out = "{\"type\":\"ack\""
         appendRef(ref, to: &out)
-        out += ",\"version\":\(version)}"
+        out += ",\"version\":\(version)"
+        if let have { out += ",\"have\":\(have)" }
+        out += "}"
         return out
     }
 
@@ -46,9 +51,10 @@ public enum HubMessage {
         return out
     }
 
-    public static func error(_ error: ProtocolError, ref: String? = nil) -> String {
+    public static func error(_ error: ProtocolError, ref: String? = nil, have: UInt64? = nil) -> String {
         var out = "{\"type\":\"error\""
         appendRef(ref, to: &out)
+        if let have { out += ",\"have\":\(have)" }
         out += ",\"code\":"
         appendJSONString(error.code, to: &out)
         out += ",\"message\":"
@@ -57,26 +63,38 @@ public enum HubMessage {
         return out
     }
 
-    /// Replica protocol: what a replica lacks, after `hello` or a stale operation.
-    public static func sync(_ delta: Delta<LetterBoard>, board: String, version: UInt64) -> String {
-        encode(SyncFrame(type: "sync", board: board, version: version, checkpoint: delta.checkpoint, operations: delta.operations))
+    /// Replica protocol: the answer to `hello`: the durable operations after
+    /// the hub's checkpoint, the checkpoint when the replica's is older, and
+    /// `have`, the replica's own highest sequence number the hub holds.
+    public static func sync(_ delta: Delta<LetterBoard>, board: String, version: UInt64, have: UInt64) throws(FrameEncodingError) -> String {
+        try encode(SyncFrame(type: "sync", board: board, version: version, have: have, checkpoint: delta.checkpoint, operations: delta.operations))
     }
 
     /// Replica protocol: operations merged by the hub, relayed to replica clients.
     public static func operations(_ operations: [BoardOperation], board: String, version: UInt64) -> String {
-        encode(SyncFrame(type: "ops", board: board, version: version, checkpoint: nil, operations: operations))
+        var out = "{\"type\":\"ops\",\"board\":"
+        appendJSONString(board, to: &out)
+        out += ",\"version\":\(version),\"operations\":["
+        for (index, operation) in operations.enumerated() {
+            if index > 0 { out += "," }
+            out += operation.jsonText
+        }
+        return out + "]}"
     }
 
     /// Replica protocol: the hub compacted; replicas adopt this checkpoint.
-    public static func checkpoint(_ checkpoint: Checkpoint<LetterBoard>, board: String, version: UInt64) -> String {
-        encode(SyncFrame(type: "checkpoint", board: board, version: version, checkpoint: checkpoint, operations: []))
+    public static func checkpoint(_ checkpoint: Checkpoint<LetterBoard>, board: String, version: UInt64) throws(FrameEncodingError) -> String {
+        try encode(SyncFrame(type: "checkpoint", board: board, version: version, have: nil, checkpoint: checkpoint, operations: []))
     }
 
-    static func encode(_ frame: SyncFrame) -> String {
+    static func encode(_ frame: SyncFrame) throws(FrameEncodingError) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
-        guard let data = try? encoder.encode(frame) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
+        do {
+            return String(decoding: try encoder.encode(frame), as: UTF8.self)
+        } catch {
+            throw FrameEncodingError(frameType: frame.type, reason: "\(error)")
+        }
     }
 
     private static func appendRef(_ ref: String?, to out: inout String) {
@@ -109,6 +127,16 @@ public struct SyncFrame: Codable, Sendable {
     public var type: String
     public var board: String
     public var version: UInt64
+    /// On `sync` only: see `HubMessage.sync`.
+    public var have: UInt64?
     public var checkpoint: Checkpoint<LetterBoard>?
     public var operations: [BoardOperation]
+}
+
+/// A frame the hub could not encode (a value JSON cannot hold). Never sent
+/// as an empty frame: the hub logs it and closes the connections concerned.
+public struct FrameEncodingError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var frameType: String
+    public var reason: String
+    public var description: String { "could not encode a \(frameType) frame: \(reason)" }
 }

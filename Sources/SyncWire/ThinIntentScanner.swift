@@ -9,7 +9,7 @@ import BoardCRDT
 public enum ThinIntentScanner {
     public static func scan(_ bytes: UnsafeRawBufferPointer) -> ClientMessage? {
         var index = 0
-        var fields: (letter: Letter?, to: Int?, ref: String?) = (nil, nil, nil)
+        var fields: (letter: Letter?, to: Int?, ref: String?, key: String?) = (nil, nil, nil, nil)
         var seen: UInt8 = 0
         func skipSpace() {
             while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09 { index += 1 }
@@ -57,7 +57,8 @@ public enum ThinIntentScanner {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
             index += 1
             skipSpace()
-            let bit: UInt8 = equals(key, "type") ? 1 : equals(key, "letter") ? 2 : equals(key, "to") ? 4 : equals(key, "ref") ? 8 : 0
+            let bit: UInt8 = equals(key, "type") ? 1 : equals(key, "letter") ? 2 : equals(key, "to") ? 4 : equals(key, "ref") ? 8
+                : equals(key, "key") ? 16 : 0
             guard bit != 0, seen & bit == 0 else { return nil }
             seen |= bit
             if bit == 1 {
@@ -70,8 +71,13 @@ public enum ThinIntentScanner {
                 guard let value = integer() else { return nil }
                 fields.to = value
             } else {
-                guard let value = string(), value.count <= ClientMessage.maxRefLength else { return nil }
-                fields.ref = String(decoding: value, as: UTF8.self)
+                // Byte counts bound character counts from above; a longer
+                // value may still be in bounds, so the full decoder decides.
+                let limit = bit == 8 ? ClientMessage.maxRefLength : ClientMessage.maxKeyLength
+                guard let value = string(), value.count <= limit, bit == 8 || value.count > 0 else { return nil }
+                // Invalid UTF-8 would be repaired by decoding; let the full decoder refuse it.
+                guard let text = String(validating: value, as: UTF8.self) else { return nil }
+                if bit == 8 { fields.ref = text } else { fields.key = text }
             }
             skipSpace()
             guard index < bytes.count else { return nil }
@@ -83,16 +89,16 @@ public enum ThinIntentScanner {
         skipSpace()
         guard index == bytes.count, let typeName else { return nil }
         if equals(typeName, "select"), let letter = fields.letter, fields.to == nil {
-            return .intent(.select(letter), ref: fields.ref)
+            return .intent(.select(letter), ref: fields.ref, key: fields.key)
         }
         if equals(typeName, "deselect"), let letter = fields.letter, fields.to == nil {
-            return .intent(.deselect(letter), ref: fields.ref)
+            return .intent(.deselect(letter), ref: fields.ref, key: fields.key)
         }
         if equals(typeName, "move"), let letter = fields.letter, let to = fields.to {
-            return .intent(.move(letter, to: to), ref: fields.ref)
+            return .intent(.move(letter, to: to), ref: fields.ref, key: fields.key)
         }
         if equals(typeName, "reset"), fields.letter == nil, fields.to == nil {
-            return .intent(.reset, ref: fields.ref)
+            return .intent(.reset, ref: fields.ref, key: fields.key)
         }
         return nil
     }

@@ -13,7 +13,7 @@ struct BoardStoreTests {
         var records: [DurableRecord] = []
         for (index, letter) in ["A", "B", "C", "D", "E", "F"].enumerated() {
             let op = try #require(try replica.perform(.select(Letter(letter)!)))
-            records.append(DurableRecord(board: "k", operations: [op], version: UInt64(index + 1), order: replica.state.order,
+            records.append(DurableRecord(board: "k", hubReplica: ReplicaID(4), operations: [op], version: UInt64(index + 1), order: replica.state.order,
                                          replies: [], author: nil, checkpoint: nil))
         }
         let store = try BoardStore(directory: directory)
@@ -33,7 +33,7 @@ struct BoardStoreTests {
         for letter in ["A", "B", "C"] { ops.append(try #require(try replica.perform(.select(Letter(letter)!)))) }
         replica.compact(keeping: 1)
         let store = try BoardStore(directory: directory)
-        try store.commit([DurableRecord(board: "k", operations: ops, version: 3, order: replica.state.order,
+        try store.commit([DurableRecord(board: "k", hubReplica: ReplicaID(4), operations: ops, version: 3, order: replica.state.order,
                                         replies: [], author: nil, checkpoint: replica.checkpoint)])
         let loaded = try #require(try store.load(board: "k"))
         #expect(loaded.operations.count == 1)

@@ -13,6 +13,9 @@ enum HubEvent {
     case binary(connection: UInt64)
     /// The store made these records durable (or, in memory, at once).
     case committed([DurableRecord])
+    /// The store's answer to a keyed intent whose key memory no longer held
+    /// (`HubCore.keyToLookUp`); sent just before that intent's frame.
+    case storedKey(board: String, key: String, answer: KeyedAnswer?)
 }
 
 /// What the shell must do.
@@ -30,6 +33,7 @@ enum HubAction: Equatable {
 /// The hub's protocol as a state machine: events in, actions out, no I/O.
 /// The libwebsockets callback only translates (STYLE: pure core, thin shell).
 struct HubCore {
+    /// The replica id of boards that have none stored yet (new boards).
     let hubReplica: ReplicaID
     let limits: HubLimits
     private(set) var boards: [String: BoardRoom] = [:]
@@ -79,6 +83,10 @@ struct HubCore {
             refuseFrame(ProtocolError("binary_frame", "frames are JSON text; binary frames are not accepted"), from: connection, actions: &actions)
         case let .committed(records):
             committed(records, actions: &actions)
+        case let .storedKey(board, key, answer):
+            if let answer {
+                boards[board]?.keys.remember(key, answer: answer)
+            }
         }
         return actions
     }
@@ -123,7 +131,8 @@ struct HubCore {
 
     private mutating func join(_ connection: UInt64, board: String, stored: StoredBoard?) {
         if boards[board] == nil {
-            boards[board] = BoardRoom(name: board, hubReplica: hubReplica, stored: stored, keptOperations: limits.keptOperations)
+            boards[board] = BoardRoom(name: board, hubReplica: hubReplica, stored: stored, keptOperations: limits.keptOperations,
+                                      rememberedKeys: limits.rememberedKeysPerBoard)
             counters.boardsLoaded += 1
         }
         boards[board]?.members[connection] = Member(
@@ -149,13 +158,23 @@ struct HubCore {
         guard let board = boardOf[connection], let room = boards[board] else { return }
         guard room.members[connection]?.messages.allow(now: now) == true else {
             counters.rateLimited += 1
+            // An `ops` frame's sender learns which of its operations the hub
+            // holds, so it sends the dropped ones again instead of forgetting them.
+            var ref: String?, have: UInt64?
+            switch message {
+            case let .intent(_, intentRef, _): ref = intentRef
+            case let .operations(_, opsRef):
+                ref = opsRef
+                have = room.members[connection]?.replica.map { room.durableSeq(of: $0) }
+            case .hello: break
+            }
             refuseFrame(ProtocolError("rate_limited", "more than \(Int(limits.messagesPerSecond)) messages a second; this one was dropped"),
-                        from: connection, actions: &actions)
+                        from: connection, ref: ref, have: have, actions: &actions)
             return
         }
         switch message {
-        case let .intent(intent, ref):
-            perform(intent, ref: ref, by: connection, in: room)
+        case let .intent(intent, ref, key):
+            perform(intent, ref: ref, key: key, by: connection, in: room, actions: &actions)
         case let .hello(hello):
             greet(hello, from: connection, in: room, actions: &actions)
         case let .operations(operations, ref):
@@ -165,14 +184,23 @@ struct HubCore {
 
     /// Answers a frame the hub cannot take with a coded error; a client that
     /// keeps doing so is closed (1008).
-    private mutating func refuseFrame(_ error: ProtocolError, from connection: UInt64, actions: inout [HubAction]) {
+    private mutating func refuseFrame(_ error: ProtocolError, from connection: UInt64, ref: String? = nil, have: UInt64? = nil,
+                                      actions: inout [HubAction]) {
         counters.errorsSent += 1
         guard let board = boardOf[connection] else { return }
         if boards[board]?.members[connection]?.badFrames.allow(now: now) == false {
             actions.append(.close(connection: connection, code: 1008, reason: "too many refused frames"))
             return
         }
-        actions.append(.send(connection: connection, frame: HubMessage.error(error)))
+        actions.append(.send(connection: connection, frame: HubMessage.error(error, ref: ref, have: have)))
+    }
+
+    /// The board whose store the shell must ask about `key` before handing
+    /// over `connection`'s keyed intent: memory lacks the key and the store
+    /// may hold it. Nil when memory decides.
+    func keyToLookUp(connection: UInt64, key: String) -> String? {
+        guard let board = boardOf[connection], let room = boards[board] else { return nil }
+        return room.keys.mayBeInStore && room.keys[key] == nil ? board : nil
     }
 
     mutating func markForPublish(_ room: BoardRoom?) {
@@ -186,9 +214,16 @@ struct HubCore {
     mutating func record(_ record: DurableRecord, in room: BoardRoom) {
         var record = record
         if room.replica.checkpoint.frontier != room.storedFrontier {
+            // The board compacted: forget the least recent replicas beyond
+            // the limit before the checkpoint is stored, so neither memory
+            // nor the checkpoint grows with every replica ever seen.
+            var keep = Set(room.members.values.compactMap(\.replica))
+            keep.formUnion(room.replicasInFlight)
+            counters.replicasForgotten += UInt64(room.replica.forgetReplicas(beyond: limits.maxReplicasPerBoard, keeping: keep))
             record.checkpoint = room.replica.checkpoint
             room.storedFrontier = room.replica.checkpoint.frontier
         }
+        room.operationsRecorded(record.operations)
         room.recordsInFlight += 1
         outbox.append(record)
     }
@@ -201,6 +236,12 @@ struct HubCore {
             }
             guard let room = boards[record.board] else { continue }
             room.recordsInFlight -= 1
+            room.operationsCommitted(record.operations)
+            if let keyed = record.keyed {
+                for waiter in room.keys.answer(keyed.key, with: keyed.answer) {
+                    actions.append(.send(connection: waiter.connection, frame: keyed.answer.frame(ref: waiter.ref)))
+                }
+            }
             if record.version > room.durableVersion || record.version == room.durableVersion && record.order != room.durableOrder {
                 room.durableVersion = record.version
                 room.durableOrder = record.order
@@ -213,9 +254,17 @@ struct HubCore {
                 }
             }
             if let checkpoint = record.checkpoint {
+                room.durableCheckpoint = checkpoint
                 let replicas = Array(room.replicaMembers)
                 if !replicas.isEmpty {
-                    actions.append(.relay(frame: HubMessage.checkpoint(checkpoint, board: room.name, version: record.version), to: replicas))
+                    do {
+                        actions.append(.relay(frame: try HubMessage.checkpoint(checkpoint, board: room.name, version: record.version), to: replicas))
+                    } catch {
+                        // Never an empty or partial frame: these replicas
+                        // reconnect and catch up through `sync`.
+                        counters.encodingFailures += 1
+                        for id in replicas { actions.append(.close(connection: id, code: 1011, reason: "checkpoint could not be encoded")) }
+                    }
                 }
             }
             if room.members.isEmpty, room.emptySince == nil { room.emptySince = now }
@@ -234,4 +283,7 @@ struct HubCounters: Equatable {
     var recordsCommitted: UInt64 = 0
     var boardsLoaded: UInt64 = 0
     var boardsEvicted: UInt64 = 0
+    var replicasForgotten: UInt64 = 0
+    var keyedResends: UInt64 = 0
+    var encodingFailures: UInt64 = 0
 }

@@ -16,4 +16,9 @@ struct HubLimits: Sendable {
     var evictAfterSeconds: UInt64 = 30
     /// Operations each board keeps after its checkpoint.
     var keptOperations = 1024
+    /// Replica ids a board remembers beyond those connected or in its log;
+    /// the least recently active are forgotten when it compacts.
+    var maxReplicasPerBoard = 512
+    /// Idempotency keys a board keeps in memory (older ones are asked of the store).
+    var rememberedKeysPerBoard = 4096
 }

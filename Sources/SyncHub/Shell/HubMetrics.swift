@@ -19,6 +19,9 @@ final class HubMetrics {
     private let oversized: Counter
     private let committed: Counter
     private let evicted: Counter
+    private let forgotten: Counter
+    private let keyedResends: Counter
+    private let encodingFailures: Counter
     private var lastCounters = HubCounters()
     private var lastStats = ServerStats()
 
@@ -36,6 +39,9 @@ final class HubMetrics {
         oversized = registry.makeCounter(name: "synchub_oversized_messages_total", help: "Connections closed for a too large message")
         committed = registry.makeCounter(name: "synchub_records_committed_total", help: "Changes made durable (or merged, in memory)")
         evicted = registry.makeCounter(name: "synchub_boards_evicted_total", help: "Idle boards dropped from memory")
+        forgotten = registry.makeCounter(name: "synchub_replicas_forgotten_total", help: "Inactive replica ids boards forgot when compacting")
+        keyedResends = registry.makeCounter(name: "synchub_keyed_resends_total", help: "Keyed intents answered with their first answer instead of applied again")
+        encodingFailures = registry.makeCounter(name: "synchub_encoding_failures_total", help: "Frames the hub could not encode (connections closed with 1011)")
     }
 
     /// Brings the registry up to date and renders it.
@@ -47,6 +53,9 @@ final class HubMetrics {
         }
         bump(messagesIn, counters.messagesIn, lastCounters.messagesIn)
         bump(applied, counters.operationsApplied, lastCounters.operationsApplied)
+        bump(forgotten, counters.replicasForgotten, lastCounters.replicasForgotten)
+        bump(keyedResends, counters.keyedResends, lastCounters.keyedResends)
+        bump(encodingFailures, counters.encodingFailures, lastCounters.encodingFailures)
         bump(refused, counters.operationsRefused, lastCounters.operationsRefused)
         bump(errors, counters.errorsSent, lastCounters.errorsSent)
         bump(rateLimited, counters.rateLimited, lastCounters.rateLimited)

@@ -88,6 +88,19 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         } catch {
             parsed = .failure(error)
         }
+        if case let .success(.intent(_, _, key?)) = parsed, let board = core.keyToLookUp(connection: connection.id, key: key),
+           let reader {
+            // A key older than the board's key memory: the store decides
+            // whether this intent is a resend.
+            do {
+                let answer = try reader.answer(forKey: key, board: board)
+                carryOut(core.handle(.storedKey(board: board, key: key, answer: answer)))
+            } catch {
+                logger.error("cannot read an idempotency key", metadata: ["board": "\(board)", "error": "\(error)"])
+                server.close(connection, code: 1011, reason: "the store could not be read")
+                return
+            }
+        }
         carryOut(core.handle(.frame(connection: connection.id, parsed)))
     }
 
@@ -152,6 +165,10 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
                 server.stop()
             }
         }
+        checkpointer?.onFailure = { [logger] error in
+            logger.error("cannot fold the write-ahead log into the store file; it grows until this is fixed",
+                         metadata: ["error": "\(error)"])
+        }
         writer?.start()
         checkpointer?.start()
     }
@@ -159,6 +176,11 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     func flushStore() {
         writer?.stopAndFlush()
         checkpointer?.stop()
+        // A commit that failed in the final flush posted to a loop that had already stopped.
+        if storeFailure == nil, let failure = writer?.failed {
+            storeFailure = failure
+            logger.critical("store failed while flushing; what followed was not stored", metadata: ["error": "\(failure)"])
+        }
     }
 
     // MARK: Actions

@@ -1,4 +1,5 @@
 import BoardCRDT
+import CSQLite
 import Foundation
 import SyncWire
 
@@ -16,6 +17,14 @@ final class BoardStore {
     private let selectBoard: SQLiteDatabase.Statement
     private let selectOperations: SQLiteDatabase.Statement
     private let countBoards: SQLiteDatabase.Statement
+    private let setHubReplica: SQLiteDatabase.Statement
+    private let insertKey: SQLiteDatabase.Statement
+    private let selectKey: SQLiteDatabase.Statement
+    private let anyKey: SQLiteDatabase.Statement
+    private let purgeKeys: SQLiteDatabase.Statement
+    /// Idempotency keys are kept at least this long (docs/PROTOCOL.md).
+    static let keyRetentionSeconds: Int64 = 7 * 24 * 3600
+    private var commitsSincePurge = 0
     private let encoder = JSONEncoder()
     private let decoder = JSONDecoder()
 
@@ -42,7 +51,16 @@ final class BoardStore {
                 board TEXT NOT NULL, replica INTEGER NOT NULL, seq INTEGER NOT NULL,
                 lamport INTEGER NOT NULL, body TEXT NOT NULL,
                 PRIMARY KEY(board, replica, seq)) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS intent_keys(
+                board TEXT NOT NULL, key TEXT NOT NULL, answer TEXT NOT NULL, created INTEGER NOT NULL,
+                PRIMARY KEY(board, key)) WITHOUT ROWID;
+            CREATE INDEX IF NOT EXISTS intent_keys_created ON intent_keys(created);
             """)
+        // Stores written before boards kept their own replica id.
+        let columns = try database.prepare("SELECT count(*) FROM pragma_table_info('boards') WHERE name = 'hub_replica'")
+        if try columns.rows([], { $0.integer(0) }).first == 0 {
+            try database.execute("ALTER TABLE boards ADD COLUMN hub_replica INTEGER")
+        }
         insertOperation = try database.prepare(
             "INSERT OR IGNORE INTO operations(board, replica, seq, lamport, body) VALUES(?, ?, ?, ?, ?)")
         upsertBoard = try database.prepare("""
@@ -55,7 +73,12 @@ final class BoardStore {
             """)
         deleteFolded = try database.prepare(
             "DELETE FROM operations WHERE board = ? AND (lamport < ? OR (lamport = ? AND replica <= ?))")
-        selectBoard = try database.prepare("SELECT version, checkpoint FROM boards WHERE name = ?")
+        selectBoard = try database.prepare("SELECT version, checkpoint, hub_replica FROM boards WHERE name = ?")
+        setHubReplica = try database.prepare("UPDATE boards SET hub_replica = ? WHERE name = ? AND hub_replica IS NOT ?")
+        insertKey = try database.prepare("INSERT OR IGNORE INTO intent_keys(board, key, answer, created) VALUES(?, ?, ?, ?)")
+        selectKey = try database.prepare("SELECT answer FROM intent_keys WHERE board = ? AND key = ?")
+        anyKey = try database.prepare("SELECT EXISTS(SELECT 1 FROM intent_keys WHERE board = ?)")
+        purgeKeys = try database.prepare("DELETE FROM intent_keys WHERE created < ?")
         selectOperations = try database.prepare("SELECT body FROM operations WHERE board = ? ORDER BY lamport, replica")
         countBoards = try database.prepare("SELECT count(*) FROM boards")
     }
@@ -65,7 +88,13 @@ final class BoardStore {
         try database.execute("BEGIN IMMEDIATE")
         do {
             var versions: [String: UInt64] = [:]
+            var hubReplicas: [String: ReplicaID] = [:]
+            let now = Int64(Date().timeIntervalSince1970)
             for record in records {
+                hubReplicas[record.board] = record.hubReplica
+                if let keyed = record.keyed {
+                    try insertKey.run([.text(record.board), .text(keyed.key), .text(KeyedAnswerText.encode(keyed.answer)), .integer(now)])
+                }
                 for operation in record.operations {
                     try insertOperation.run([
                         .text(record.board), .integer(Int64(bitPattern: operation.id.replica.rawValue)),
@@ -87,6 +116,14 @@ final class BoardStore {
             for (board, version) in versions {
                 try updateVersion.run([.text(board), .integer(Int64(version)), .text(empty)])
             }
+            for (board, replica) in hubReplicas {
+                try setHubReplica.run([.integer(Int64(bitPattern: replica.rawValue)), .text(board), .integer(Int64(bitPattern: replica.rawValue))])
+            }
+            commitsSincePurge += 1
+            if commitsSincePurge >= 10_000 {
+                commitsSincePurge = 0
+                try purgeKeys.run([.integer(now - Self.keyRetentionSeconds)])
+            }
             try database.execute("COMMIT")
         } catch {
             try? database.execute("ROLLBACK")
@@ -96,13 +133,24 @@ final class BoardStore {
 
     /// The board as stored, or nil for a board never seen.
     func load(board: String) throws -> StoredBoard? {
-        let boards = try selectBoard.rows([.text(board)]) { row in (row.integer(0), row.text(1)) }
-        guard let (version, checkpointText) = boards.first else { return nil }
+        let boards = try selectBoard.rows([.text(board)]) { row in (row.integer(0), row.text(1), row.optionalInteger(2)) }
+        guard let (version, checkpointText, hubReplica) = boards.first else { return nil }
         let checkpoint = try decoder.decode(Checkpoint<LetterBoard>.self, from: Data(checkpointText.utf8))
         let operations = try selectOperations.rows([.text(board)]) { row in
             try decoder.decode(BoardOperation.self, from: Data(row.text(0).utf8))
         }
-        return StoredBoard(version: UInt64(version), checkpoint: checkpoint, operations: operations)
+        let hasKeys = try anyKey.rows([.text(board)]) { $0.integer(0) }.first == 1
+        return StoredBoard(version: UInt64(version), checkpoint: checkpoint, operations: operations,
+                           hubReplica: hubReplica.map { ReplicaID(UInt64(bitPattern: $0)) }, hasKeys: hasKeys)
+    }
+
+    /// The first answer to the keyed intent `key` on `board`, if the store has it.
+    func answer(forKey key: String, board: String) throws -> KeyedAnswer? {
+        guard let text = try selectKey.rows([.text(board), .text(key)], { $0.text(0) }).first else { return nil }
+        guard let answer = KeyedAnswerText.decode(text) else {
+            throw StoreError(description: "store: the answer kept for key \(key.prefix(64)) on board \(board) is unreadable")
+        }
+        return answer
     }
 
     func boardCount() throws -> Int {
@@ -111,5 +159,37 @@ final class BoardStore {
 
     private func encode(_ value: some Encodable) throws -> String {
         String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+}
+
+/// How a keyed intent's first answer is kept in the store: `ack <version>`
+/// or `rejected <code> <message>`.
+enum KeyedAnswerText {
+    static func encode(_ answer: KeyedAnswer) -> String {
+        switch answer {
+        case let .ack(version): "ack \(version)"
+        case let .rejected(code, message): "rejected \(code) \(message)"
+        }
+    }
+
+    static func decode(_ text: String) -> KeyedAnswer? {
+        let parts = text.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+        switch parts.first {
+        case "ack"?:
+            guard parts.count == 2, let version = UInt64(parts[1]) else { return nil }
+            return .ack(version: version)
+        case "rejected"?:
+            guard parts.count == 3 else { return nil }
+            return .rejected(code: String(parts[1]), message: String(parts[2]))
+        default:
+            return nil
+        }
+    }
+}
+
+extension SQLiteDatabase.Row {
+    /// A nullable integer column.
+    func optionalInteger(_ column: Int32) -> Int64? {
+        sqlite3_column_type(statement, column) == SQLITE_NULL ? nil : integer(column)
     }
 }

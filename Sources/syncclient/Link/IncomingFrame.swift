@@ -13,10 +13,24 @@ struct IncomingFrame: Decodable {
     var ref: String?
     var code: String?
     var message: String?
+    /// On `sync`, and on answers to `ops`: the highest sequence number of
+    /// this replica the hub holds durably.
+    var have: UInt64?
     var checkpoint: Checkpoint<LetterBoard>?
     var operations: [BoardOperation]?
 
-    static func decode(_ bytes: UnsafeRawBufferPointer) -> IncomingFrame? {
-        try? JSONDecoder().decode(IncomingFrame.self, from: Data(bytes))
+    /// The frame, or why it could not be read (never silently nothing).
+    static func decode(_ bytes: UnsafeRawBufferPointer) -> Result<IncomingFrame, FrameDecodingError> {
+        do {
+            return .success(try JSONDecoder().decode(IncomingFrame.self, from: Data(bytes)))
+        } catch {
+            return .failure(FrameDecodingError(reason: "\(error)"))
+        }
     }
+}
+
+/// A frame from the hub this client cannot read.
+struct FrameDecodingError: Error, CustomStringConvertible {
+    var reason: String
+    var description: String { "a frame from the hub could not be read: \(reason.prefix(200))" }
 }

@@ -1,0 +1,70 @@
+import BoardCRDT
+import Foundation
+import SyncWire
+@testable import SyncHub
+
+/// Drives a `HubCore` with no socket and no store, holding back commits
+/// when a test needs a change in flight.
+struct HubCoreHarness {
+    var core: HubCore
+    /// Records taken from the core and not yet committed.
+    var inFlight: [DurableRecord] = []
+
+    init(limits: HubLimits = HubLimits(), hubReplica: ReplicaID = ReplicaID(1)) {
+        core = HubCore(hubReplica: hubReplica, limits: limits)
+    }
+
+    static func parse(_ text: String) -> Result<ClientMessage, ProtocolError> {
+        var text = text
+        return text.withUTF8 { buffer in
+            do throws(ProtocolError) { return .success(try ClientMessage.parse(UnsafeRawBufferPointer(buffer))) } catch { return .failure(error) }
+        }
+    }
+
+    @discardableResult
+    mutating func send(_ connection: UInt64, _ text: String) -> [HubAction] {
+        core.handle(.frame(connection: connection, Self.parse(text)))
+    }
+
+    mutating func join(_ connection: UInt64, board: String = "k", stored: StoredBoard? = nil) {
+        _ = core.handle(.joined(connection: connection, board: board, stored: stored))
+    }
+
+    /// Takes what the core recorded into `inFlight` (handed to the store).
+    mutating func hold() {
+        inFlight += core.takeRecords()
+    }
+
+    /// Commits everything recorded so far, as the store would.
+    mutating func commit() -> [HubAction] {
+        hold()
+        let records = inFlight
+        inFlight = []
+        return core.handle(.committed(records)) + core.publishChanged()
+    }
+
+    static func frames(_ actions: [HubAction], to connection: UInt64) -> [[String: Any]] {
+        actions.compactMap { action -> [String: Any]? in
+            switch action {
+            case let .send(id, text) where id == connection: return json(text)
+            case let .relay(text, ids) where ids.contains(connection): return json(text)
+            default: return nil
+            }
+        }
+    }
+
+    static func published(_ actions: [HubAction]) -> [String: Any]? {
+        for case let .publish(text, _) in actions { return json(text) }
+        return nil
+    }
+
+    static func json(_ text: String) -> [String: Any]? {
+        try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+    }
+
+    /// An `ops` frame with select operations of `replica`, seqs and Lamport times given.
+    static func selects(_ replica: UInt64, _ entries: [(seq: UInt64, lamport: UInt64, letter: String)], ref: String) -> String {
+        let ops = entries.map { #"{"id":[\#(replica),\#($0.seq)],"lamport":\#($0.lamport),"change":{"op":"select","letter":"\#($0.letter)"}}"# }
+        return #"{"type":"ops","ref":"\#(ref)","operations":[\#(ops.joined(separator: ","))]}"#
+    }
+}
