@@ -29,11 +29,16 @@ def test_paced_bench_converges_and_its_counts_add_up(hub):
 def test_saturated_bench_converges(make_hub):
     hub = make_hub(extra=["--rate", "1000000", "--burst", "1000000"])
     report = run_bench(hub, "--clients", 8, "--duration", 1, "--warmup", 0.5, "--in-flight", 32)
-    assert report["converged"] is True
+    assert report["converged"] is True and report["divergentBoards"] == []
     assert report["mode"] == "saturated"
     assert report["operationsAcknowledged"] > 0 and report["unseen"] == 0
 
 
 def test_idle_bench_only_connects(hub):
     report = run_bench(hub, "--clients", 20, "--idle", "--duration", 0.5, "--warmup", 0)
-    assert report["connected"] == 20 and report["operationsAcknowledged"] == 0 and report["converged"] is True
+    assert report["connected"] == 20 and report["connectFailures"] == 0 and report["disconnects"] == 0
+    # Nobody sent anything: no sender, no answer of either kind, no change.
+    assert report["sendersPerBoard"] == 0
+    assert report["operationsAcknowledged"] == 0 and report["operationsRejected"] == 0
+    assert report["ackMillis"]["count"] == 0 and report["changesPerSecond"] == 0
+    assert report["converged"] is True

@@ -3,7 +3,7 @@
 Thin clients here are Python `websockets`, a third-party client. Rules cited
 are BOARD.md's; codes are docs/PROTOCOL.md's.
 """
-import asyncio, json, os, signal, subprocess, sys, urllib.request, urllib.error
+import asyncio, json, os, signal, subprocess, sys, time, urllib.request, urllib.error
 import pytest
 import websockets
 from hubprocess import Hub, ROOT, BIN
@@ -23,21 +23,20 @@ async def until(ws, predicate, timeout=10):
             return message
 
 
-LATEST = {}
-
-
 async def answer(ws, ref):
-    """Reads until the answer to `ref`, remembering the newest state seen."""
+    """Reads until the answer to `ref`, remembering the newest state seen
+    (on the connection itself, so no other connection's state is ever taken
+    for it)."""
     def match(m):
         if m["type"] == "state":
-            LATEST[id(ws)] = m
+            ws.synchub_latest_state = m
         return m.get("ref") == ref and m["type"] in ("ack", "rejected", "error")
     return await until(ws, match)
 
 
 async def state_at(ws, version):
     """The first state at or after `version` (possibly one already read)."""
-    seen = LATEST.get(id(ws))
+    seen = getattr(ws, "synchub_latest_state", None)
     if seen and seen["version"] >= version:
         return seen
     return await until(ws, lambda m: m["type"] == "state" and m["version"] >= version)
@@ -65,26 +64,33 @@ def test_intents_acks_and_refusals_follow_the_rules(hub):
             await recv_json(ws)
             for n, letter in enumerate("FDA"):
                 await ws.send(json.dumps({"type": "select", "letter": letter, "ref": f"s{n}"}))
-                assert (await answer(ws, f"s{n}"))["type"] == "ack"
+                ack = await answer(ws, f"s{n}")
+                assert ack == {"type": "ack", "ref": f"s{n}", "version": n + 1}
             # B7: F D A -> drag A onto D's place -> F A D
             await ws.send(json.dumps({"type": "move", "letter": "A", "to": 2, "ref": "m"}))
             ack = await answer(ws, "m")
+            assert ack["version"] == 4
             state = await state_at(ws, ack["version"])
-            assert state["order"] == ["F", "A", "D"]
-            # B9: idempotent select and deselect
+            assert state["version"] == 4 and state["order"] == ["F", "A", "D"]
+            # B9: idempotent select and deselect are acked with the current
+            # version: nothing changed.
             await ws.send(json.dumps({"type": "select", "letter": "F", "ref": "again"}))
-            assert (await answer(ws, "again"))["type"] == "ack"
+            assert (await answer(ws, "again")) == {"type": "ack", "ref": "again", "version": 4}
             await ws.send(json.dumps({"type": "deselect", "letter": "Z", "ref": "none"}))
-            assert (await answer(ws, "none"))["type"] == "ack"
-            # B6: deselect closes the gap
+            assert (await answer(ws, "none")) == {"type": "ack", "ref": "none", "version": 4}
+            # B6: deselect closes the gap (and is the very next change: the
+            # repeats above made none).
             await ws.send(json.dumps({"type": "deselect", "letter": "F", "ref": "d"}))
             ack = await answer(ws, "d")
+            assert ack["version"] == 5
             state = await state_at(ws, ack["version"])
-            assert state["order"] == ["A", "D"]
+            assert state["version"] == 5 and state["order"] == ["A", "D"]
             # B5: the seventh is refused
             for n, letter in enumerate("BCEG"):
                 await ws.send(json.dumps({"type": "select", "letter": letter, "ref": f"t{n}"}))
-                assert (await answer(ws, f"t{n}"))["type"] == "ack"
+                assert (await answer(ws, f"t{n}")) == {"type": "ack", "ref": f"t{n}", "version": 6 + n}
+            full = await state_at(ws, 9)
+            assert full["version"] == 9 and full["order"] == ["A", "D", "B", "C", "E", "G"]
             await ws.send(json.dumps({"type": "select", "letter": "H", "ref": "seventh"}))
             refusal = await answer(ws, "seventh")
             assert refusal == {"type": "rejected", "ref": "seventh", "code": "board_full",
@@ -94,11 +100,13 @@ def test_intents_acks_and_refusals_follow_the_rules(hub):
             assert (await answer(ws, "mz"))["code"] == "not_selected"
             await ws.send(json.dumps({"type": "move", "letter": "A", "to": 7, "ref": "m7"}))
             assert (await answer(ws, "m7"))["code"] == "bad_place"
-            # B8: reset
+            # B8: reset. Its version is the next one after the full board's:
+            # none of the refusals above changed anything.
             await ws.send(json.dumps({"type": "reset", "ref": "r"}))
             ack = await answer(ws, "r")
+            assert ack == {"type": "ack", "ref": "r", "version": 10}
             state = await state_at(ws, ack["version"])
-            assert state["order"] == []
+            assert state["version"] == 10 and state["order"] == []
     run(main())
 
 
@@ -122,11 +130,14 @@ def test_bad_frames_get_a_coded_error_and_change_nothing(hub, frame, code):
             await ws.send(frame)
             error = await until(ws, lambda m: m["type"] == "error")
             assert error["code"] == code and error["message"]
-            # The connection stays, and the board did not change.
+            # The connection stays, and the board did not change: the probe is
+            # the very next change (the bad frame made none) and lands on the
+            # order as it was.
             await ws.send(json.dumps({"type": "select", "letter": "B", "ref": "probe"}))
-            assert (await answer(ws, "probe"))["type"] == "ack"
-            state = await state_at(ws, before["version"] + 1)
-            assert state["order"] == before["order"] + ["B"]
+            ack = await answer(ws, "probe")
+            assert ack == {"type": "ack", "ref": "probe", "version": before["version"] + 1}
+            state = await state_at(ws, ack["version"])
+            assert state["version"] == ack["version"] and state["order"] == before["order"] + ["B"]
             await ws.send(json.dumps({"type": "deselect", "letter": "B", "ref": "undo"}))
             await answer(ws, "undo")
     run(main())
@@ -205,9 +216,14 @@ def test_rate_limit_answers_rate_limited_then_closes_abusers(make_hub):
 
 def test_many_clients_converge_under_concurrent_operations(hub):
     """C1/C2: eight clients play at once; everyone ends on the same order."""
-    async def player(n, url, results):
+    players = 8
+    acked_versions = {}          # player -> highest version among its acks
+    finals = {}                  # player -> the state it ends on
+    everyone_answered = asyncio.Event()
+
+    async def player(n, url):
         async with websockets.connect(url) as ws:
-            await recv_json(ws)
+            last = await recv_json(ws)
             letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
             for i in range(30):
                 letter = letters[(n * 7 + i * 3) % 26]
@@ -216,25 +232,44 @@ def test_many_clients_converge_under_concurrent_operations(hub):
                 if kind == "move":
                     message["to"] = 1
                 await ws.send(json.dumps(message))
-            answers = 0
-            last = None
+            answers, top = 0, 0
             while answers < 30:
                 m = await recv_json(ws, 10)
-                if m["type"] in ("ack", "rejected"):
+                if m["type"] == "ack":
+                    answers += 1
+                    top = max(top, m["version"])
+                elif m["type"] == "rejected":
                     answers += 1
                 elif m["type"] == "state":
                     last = m
-            results[n] = ws
+                else:
+                    raise AssertionError(f"player {n}: unexpected {m}")
+            # Stay on the board until every player has all its answers: then
+            # no change is left anywhere, and the board's last version is the
+            # highest any ack carried (an ack's version is the board's after
+            # that intent).
+            acked_versions[n] = top
+            if len(acked_versions) == players:
+                everyone_answered.set()
+            await asyncio.wait_for(everyone_answered.wait(), 30)
+            final = max(acked_versions.values())
+            if last["version"] < final:
+                last = await until(ws, lambda m: m["type"] == "state" and m["version"] >= final)
+            finals[n] = last
 
     async def main():
-        results = {}
-        await asyncio.gather(*(player(n, hub.url("crowd"), results) for n in range(8)))
-        # A fresh observer and the hub's own view must agree with everyone's last state.
-        async with websockets.connect(hub.url("crowd")) as a, websockets.connect(hub.url("crowd")) as b:
-            sa, sb = await recv_json(a), await recv_json(b)
-            sa = await until(a, lambda m: m["clients"] == 2) if sa["clients"] != 2 else sa
-            assert sa["order"] == (await until(b, lambda m: m["version"] == sa["version"]) if sb["version"] != sa["version"] else sb)["order"]
-            assert len(sa["order"]) <= 6 and len(set(sa["order"])) == len(sa["order"])
+        await asyncio.gather(*(player(n, hub.url("crowd")) for n in range(players)))
+        final = max(acked_versions.values())
+        assert final > 0
+        # Every player ends on the last version, and all on the same order.
+        assert {n: s["version"] for n, s in finals.items()} == {n: final for n in range(players)}
+        orders = {n: s["order"] for n, s in finals.items()}
+        assert all(order == orders[0] for order in orders.values()), orders
+        assert len(orders[0]) <= 6 and len(set(orders[0])) == len(orders[0])
+        # A fresh observer gets the same board.
+        async with websockets.connect(hub.url("crowd")) as observer:
+            seen = await recv_json(observer)
+            assert seen["version"] == final and seen["order"] == orders[0]
     run(main())
 
 
@@ -242,22 +277,42 @@ def test_slow_consumer_is_conflated_then_disconnected(make_hub):
     """A client that stops reading gets the newest state, not a backlog, and
     is closed with 1008 once it stays stalled past --stall-seconds; the
     others are not held back and the hub's memory stays bounded."""
+    import socket, threading
     hub = make_hub(extra=["--stall-seconds", "2", "--rate", "100000", "--burst", "100000"])
+
+    # A raw client that completes the handshake and then reads nothing until
+    # the hub has counted it as too slow; then it reads its socket to the end
+    # (what the hub had queued, then the close frame). On a thread of its
+    # own: the hub sends the close frame only for a few seconds after giving
+    # up on it, and the test's event loop is busy.
+    raw = socket.socket()
+    raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    raw.connect(("127.0.0.1", hub.port))
+    raw.sendall(("GET /boards/slow HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+    stalled = {}
+
+    def stall_then_read():
+        deadline = time.monotonic() + 120
+        while metric_now(hub, "synchub_slow_clients_closed_total") < 1:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.05)
+        raw.settimeout(30)
+        chunks = []
+        while chunk := raw.recv(1 << 16):
+            chunks.append(chunk)
+        stalled["stream"] = b"".join(chunks)
+
+    reader_thread = threading.Thread(target=stall_then_read, daemon=True)
+    reader_thread.start()
+
     async def main():
-        import socket
         # Named replica clients make each state frame ~1.5 KB, so the stalled
         # client's socket buffers fill within a few thousand changes.
         crowd = [await websockets.connect(hub.url("slow")) for _ in range(40)]
         for n, ws in enumerate(crowd):
             await ws.send(json.dumps({"type": "hello", "replica": 1000 + n, "name": f"watcher-{n:02d}-" + "x" * 20}))
-        # A raw client that completes the handshake and then never reads.
-        raw = socket.socket()
-        raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        raw.connect(("127.0.0.1", hub.port))
-        reader, writer = await asyncio.open_connection(sock=raw)
-        writer.write(("GET /boards/slow HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
-        await writer.drain()
         async def drain(ws):
             try:
                 while True:
@@ -272,20 +327,62 @@ def test_slow_consumer_is_conflated_then_disconnected(make_hub):
                 letter = "ABCDEF"[n % 6]
                 await fast.send(json.dumps({"type": "select" if (n // 6) % 2 == 0 else "deselect", "letter": letter, "ref": str(n)}))
                 await answer(fast, str(n))
-            # The fast client got every answer; the stalled one is dropped.
-            await asyncio.sleep(3.5)
-            metrics = urllib.request.urlopen(f"http://127.0.0.1:{hub.port}/metrics").read().decode()
-            closed = [l for l in metrics.splitlines() if l.startswith("synchub_slow_clients_closed_total")]
-            drops = [l for l in metrics.splitlines() if l.startswith("synchub_send_queue_drops_total")]
-            assert closed and float(closed[0].split()[-1]) >= 1, metrics
-            assert drops and float(drops[0].split()[-1]) >= 1, metrics
+            # The fast client got every answer. The stalled one is let go once
+            # it has left frames unread for --stall-seconds (that timeout is
+            # under test): wait for its reader to have seen it end.
+            await asyncio.to_thread(reader_thread.join, 120)
+            assert "stream" in stalled, "the stalled client was never closed"
+            # Exactly one connection was too slow: the raw client, not one of
+            # the 40 that read along, nor the fast one.
+            page = await asyncio.to_thread(metric_now, hub, None)
+            assert sample(page, "synchub_slow_clients_closed_total") == 1, page
+            assert sample(page, "synchub_send_queue_drops_total") >= 1, page
+            assert not any(task.done() for task in drains), "a reading client was disconnected"
         assert hub.rss_kib() - rss_before < 50_000
         for ws in crowd:
             await ws.close()
         for task in drains:
             task.cancel()
-        writer.close()
-    run(main())
+    try:
+        run(main())
+    finally:
+        raw.close()
+    # What it got: the 101, states (text frames), then a close with 1008.
+    stream = stalled["stream"]
+    assert stream.startswith(b"HTTP/1.1 101")
+    frames = websocket_frames(stream[stream.index(b"\r\n\r\n") + 4:])
+    assert frames and frames[-1][0] == 0x8, [op for op, _ in frames[-3:]]
+    assert int.from_bytes(frames[-1][1][:2], "big") == 1008, frames[-1]
+    assert frames[-1][1][2:].startswith(b"too slow"), frames[-1]
+    assert all(op == 0x1 for op, _ in frames[:-1])
+
+
+def metric_now(hub, name):
+    """The value of one /metrics sample, or the whole page when name is None."""
+    page = urllib.request.urlopen(f"http://127.0.0.1:{hub.port}/metrics").read().decode()
+    return page if name is None else sample(page, name)
+
+
+def sample(page, name):
+    lines = [l for l in page.splitlines() if l.startswith(name + " ")]
+    assert lines, page
+    return float(lines[0].split()[-1])
+
+
+def websocket_frames(data):
+    """(opcode, payload) of each complete unmasked frame in `data`."""
+    frames, at = [], 0
+    while at + 2 <= len(data):
+        opcode, length, head = data[at] & 0x0F, data[at + 1] & 0x7F, 2
+        if length == 126:
+            length, head = int.from_bytes(data[at + 2:at + 4], "big"), 4
+        elif length == 127:
+            length, head = int.from_bytes(data[at + 2:at + 10], "big"), 10
+        if at + head + length > len(data):
+            break
+        frames.append((opcode, data[at + head:at + head + length]))
+        at += head + length
+    return frames
 
 
 def test_healthz_and_metrics(hub):
@@ -325,14 +422,13 @@ def test_sigkill_loses_no_acknowledged_change(make_hub, tmp_path):
     """Every acked select survives kill -9 at an arbitrary moment."""
     data = str(tmp_path / "store")
     hub = make_hub(data=data)
+    letters = "ABCDEF"
+    intents = [("select" if (n // 6) % 2 == 0 else "deselect", letters[n % 6]) for n in range(400)]
     acked = []
     async def main():
         async with websockets.connect(hub.url("durable")) as ws:
             await recv_json(ws)
-            letters = "ABCDEF"
-            for n in range(400):
-                letter = letters[n % 6]
-                kind = "select" if (n // 6) % 2 == 0 else "deselect"
+            for n, (kind, letter) in enumerate(intents):
                 await ws.send(json.dumps({"type": kind, "letter": letter, "ref": f"{n}"}))
             try:
                 while True:
@@ -346,13 +442,27 @@ def test_sigkill_loses_no_acknowledged_change(make_hub, tmp_path):
     run(main())
     hub.proc.wait(10)
     assert len(acked) >= 150
+    # Every intent changes the board (select of an unselected letter,
+    # deselect of a selected one), so intent n is version n + 1.
+    assert [a["version"] for a in acked] == [int(a["ref"]) + 1 for a in acked] == list(range(1, len(acked) + 1))
+
+    def order_after(version):
+        """The order once the first `version` intents are applied."""
+        order = []
+        for kind, letter in intents[:version]:
+            order = order + [letter] if kind == "select" else [l for l in order if l != letter]
+        return order
+
     restarted = make_hub(data=data)
     async def check():
         async with websockets.connect(restarted.url("durable")) as ws:
             state = await recv_json(ws)
             last = max(a["version"] for a in acked)
-            assert state["version"] >= last
-            # Replaying the acked intents in order gives the order at `last` at least.
+            # Nothing acked is lost, nothing unsent appears, and the order is
+            # exactly the acked intents (and perhaps some sent ones the hub
+            # made durable before the kill) replayed in order.
+            assert last <= state["version"] <= len(intents)
+            assert state["order"] == order_after(state["version"])
     run(check())
 
 
