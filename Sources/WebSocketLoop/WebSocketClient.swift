@@ -17,11 +17,17 @@ public protocol ClientDelegate: AnyObject {
 /// Same threading rule as the server: only the loop's thread touches lws;
 /// others use `post(_:)`.
 public final class WebSocketClient: @unchecked Sendable {
-    // Sendable: mutable state is confined to the loop thread; inbox is a Mutex.
+    // Sendable: mutable state is confined to the loop thread; inbox is a Mutex;
+    // other threads reach the context only through `wakeable`'s lock.
 
     public weak var delegate: (any ClientDelegate)?
     public var maxMessageBytes = 1 << 20
-    nonisolated(unsafe) var context: OpaquePointer?
+    /// The context, used by `start` and then only by the loop's thread.
+    private var context: OpaquePointer?
+    /// The context other threads may wake: `lws_cancel_service` is called
+    /// only under this lock, and `run` clears it under the lock before
+    /// `lws_context_destroy`, so no wake reaches a context being freed.
+    private let wakeable = Mutex<LiveContext?>(nil)
     private let inbox = Mutex<[@Sendable () -> Void]>([])
     private let stopRequested = Atomic<Bool>(false)
     private var nextID: UInt64 = 0
@@ -30,7 +36,7 @@ public final class WebSocketClient: @unchecked Sendable {
     /// An entry leaves when lws destroys the connection (`WSI_DESTROY`).
     private var connections: [UnsafeMutableRawPointer: ClientConnection] = [:]
     private let protocols: UnsafeMutablePointer<lws_protocols>
-    private let protocolName = strdup("synchub-client")!
+    private let protocolName = strdup("synchub-client")
     private let fdLimit: UInt32
     /// How often the loop is woken when the network is quiet.
     private let tickMicros: UInt32
@@ -75,9 +81,13 @@ public final class WebSocketClient: @unchecked Sendable {
             }
             return lws_create_context(&info)
         }
-        if context == nil, let loop { swlws_ev_loop_destroy(loop) }
-        evLoop = context == nil ? nil : loop
-        return context != nil
+        guard let context else {
+            if let loop { swlws_ev_loop_destroy(loop) }
+            return false
+        }
+        evLoop = loop
+        wakeable.withLock { $0 = LiveContext(pointer: context) }
+        return true
     }
 
     /// Services the loop on the calling thread until `stop()`.
@@ -100,6 +110,9 @@ public final class WebSocketClient: @unchecked Sendable {
         stopRequested.store(true, ordering: .relaxed)
         if let ticker { pthread_join(ticker, nil) }
         ticker = nil
+        // Under the lock: a thread that is waking the loop finishes first,
+        // and none starts again; work posted from now on is dropped.
+        wakeable.withLock { $0 = nil }
         lws_context_destroy(context)
         self.context = nil
         connections.removeAll()
@@ -112,16 +125,25 @@ public final class WebSocketClient: @unchecked Sendable {
         if stopRequested.load(ordering: .relaxed), let evLoop { swlws_ev_break(evLoop) }
     }
 
-    /// Thread-safe.
+    /// Thread-safe: runs `work` on the loop's thread soon; once `run` is
+    /// ending (the context is being destroyed), `work` never runs.
     public func post(_ work: @escaping @Sendable () -> Void) {
         inbox.withLock { $0.append(work) }
-        if let context { lws_cancel_service(context) }
+        wake()
     }
 
     /// Thread-safe: leave `run()` soon.
     public func stop() {
         stopRequested.store(true, ordering: .relaxed)
-        if let context { lws_cancel_service(context) }
+        wake()
+    }
+
+    /// Thread-safe: ends the loop's current wait. Does nothing before
+    /// `start` or once `run` is destroying the context.
+    private func wake() {
+        wakeable.withLock { live in
+            if let live { lws_cancel_service(live.pointer) }
+        }
     }
 
     /// Starts a connection (loop thread). `sourceAddress` binds the local end
@@ -182,10 +204,11 @@ public final class WebSocketClient: @unchecked Sendable {
         let box = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
         pthread_create(&thread, nil, { raw in
-            let client = Unmanaged<WebSocketClient>.fromOpaque(raw!).takeRetainedValue()
+            guard let raw else { return nil }
+            let client = Unmanaged<WebSocketClient>.fromOpaque(raw).takeRetainedValue()
             while !client.stopRequested.load(ordering: .relaxed) {
                 usleep(client.tickMicros)
-                if let context = client.context { lws_cancel_service(context) }
+                client.wake()
             }
             return nil
         }, box)

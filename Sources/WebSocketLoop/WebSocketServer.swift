@@ -8,12 +8,15 @@ import Synchronization
 /// which enqueues under a lock and wakes the loop with `lws_cancel_service`.
 public final class WebSocketServer: @unchecked Sendable {
     // Sendable: mutable state is confined to the service thread (asserted);
-    // the inbox is a Mutex; `context` is written once before it is shared.
+    // the inbox is a Mutex; other threads reach the context only through `wakeable`'s lock.
 
     public let options: ServerOptions
     public weak var delegate: (any ServerDelegate)?
 
-    nonisolated(unsafe) var context: OpaquePointer?
+    /// The context other threads may wake. They call `lws_cancel_service`
+    /// only while holding this lock, and `run` clears it under the lock
+    /// before `lws_context_destroy`, so no wake reaches a context being freed.
+    private let wakeable = Mutex<LiveContext?>(nil)
     private var evLoop: OpaquePointer?
     private var ticker: pthread_t?
     /// Set when libev was asked for but its lws plugin could not be loaded.
@@ -33,8 +36,8 @@ public final class WebSocketServer: @unchecked Sendable {
     // Tables and strings lws keeps pointers to: they live as long as the server.
     private let protocols: UnsafeMutablePointer<lws_protocols>
     private let retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>
-    private let protocolName = strdup("synchub")!
-    private let vhostName = strdup("synchub")!
+    private let protocolName = strdup("synchub")
+    private let vhostName = strdup("synchub")
     private let iface: UnsafeMutablePointer<CChar>?
 
     public init(options: ServerOptions) {
@@ -97,7 +100,7 @@ public final class WebSocketServer: @unchecked Sendable {
         guard let context = created else {
             throw HTTPRefusal(status: 0, message: "could not listen on \(options.host):\(options.port) (in use, or not an address of this machine?)")
         }
-        self.context = context
+        wakeable.withLock { $0 = LiveContext(pointer: context) }
         let port = lws_get_vhost_listen_port(lws_get_vhost_by_name(context, vhostName))
         startTicker()
         listening(Int(port))
@@ -117,8 +120,10 @@ public final class WebSocketServer: @unchecked Sendable {
             }
         }
         stopTicker()
+        // Under the lock: a thread that is waking the loop finishes first,
+        // and none starts again; work posted from now on is dropped.
+        wakeable.withLock { $0 = nil }
         lws_context_destroy(context)
-        self.context = nil
         if let evLoop { swlws_ev_loop_destroy(evLoop) }
         self.evLoop = nil
     }
@@ -140,10 +145,11 @@ public final class WebSocketServer: @unchecked Sendable {
         let box = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
         pthread_create(&thread, nil, { raw in
-            let server = Unmanaged<WebSocketServer>.fromOpaque(raw!).takeRetainedValue()
-            while !server.tickerStop.load(ordering: .acquiring), let context = server.context {
+            guard let raw else { return nil }
+            let server = Unmanaged<WebSocketServer>.fromOpaque(raw).takeRetainedValue()
+            while !server.tickerStop.load(ordering: .acquiring) {
                 usleep(250_000)
-                lws_cancel_service(context)
+                server.wake()
             }
             return nil
         }, box)
@@ -156,10 +162,11 @@ public final class WebSocketServer: @unchecked Sendable {
         ticker = nil
     }
 
-    /// Thread-safe: runs `work` on the service thread soon.
+    /// Thread-safe: runs `work` on the service thread soon; once `run` is
+    /// ending (the context is being destroyed), `work` never runs.
     public func post(_ work: @escaping @Sendable () -> Void) {
         inbox.withLock { $0.append(work) }
-        if let context { lws_cancel_service(context) }
+        wake()
     }
 
     /// Thread-safe: close every connection with 1001 (going away), then return from `run`.
@@ -173,8 +180,11 @@ public final class WebSocketServer: @unchecked Sendable {
     }
 
     /// Thread-safe: wake the loop so `tick` runs (the hub's timer calls this).
+    /// Does nothing before `run` has a context or once it is destroying it.
     public func wake() {
-        if let context { lws_cancel_service(context) }
+        wakeable.withLock { live in
+            if let live { lws_cancel_service(live.pointer) }
+        }
     }
 
     public func assertOnServiceThread() {
@@ -430,6 +440,12 @@ public final class WebSocketServer: @unchecked Sendable {
         guard let user, let raw = user.load(as: UnsafeMutableRawPointer?.self) else { return nil }
         return Unmanaged<ServerConnection>.fromOpaque(raw).takeUnretainedValue()
     }
+}
+
+/// A libwebsockets context as other threads may hold it: only to wake it.
+struct LiveContext: @unchecked Sendable {
+    // Sendable: other threads use it only for `lws_cancel_service`, under the owner's lock.
+    let pointer: OpaquePointer
 }
 
 /// An HTTP body waiting for its WRITEABLE callback.

@@ -3,16 +3,24 @@ import Foundation
 /// The store's own thread: takes every record queued since its last commit
 /// and writes them in one transaction, so one fsync covers many changes and
 /// durability does not cap throughput. Hands committed records back through
-/// `committed`, which the hub posts to its service thread.
+/// `onCommitted`, which the hub posts to its service thread.
+///
+/// The first failed commit ends the writer: nothing is committed or handed
+/// back after it, so no record queued behind a failure is ever acknowledged
+/// (the hub stops on `onFailure` rather than ack what it might not keep).
 final class GroupCommitWriter: @unchecked Sendable {
-    // Sendable: `queue` is guarded by `condition`; `store` is used only on the writer thread.
+    // Sendable: `queue`, `stopping`, `finished` and `failure` are guarded by `condition`;
+    // `store` is used only on the writer thread; the callbacks are set before `start()`.
     private let store: BoardStore
     private let condition = NSCondition()
     private var queue: [DurableRecord] = []
     private var stopping = false
     private var finished = false
+    private var failure: StoreError?
     /// Set before `start()`: called on the writer thread after each commit.
     var onCommitted: @Sendable ([DurableRecord]) -> Void = { _ in }
+    /// Set before `start()`: called once, on the writer thread, with the
+    /// commit failure that ended the writer.
     var onFailure: @Sendable (StoreError) -> Void = { _ in }
 
     init(store: BoardStore) {
@@ -25,21 +33,35 @@ final class GroupCommitWriter: @unchecked Sendable {
         thread.start()
     }
 
+    /// Queues `records` for the next commit; after a failure they are
+    /// dropped, never committed nor acknowledged.
     func submit(_ records: [DurableRecord]) {
         guard !records.isEmpty else { return }
         condition.lock()
-        queue.append(contentsOf: records)
-        condition.signal()
+        if failure == nil {
+            queue.append(contentsOf: records)
+            condition.signal()
+        }
         condition.unlock()
     }
 
-    /// Commits what is queued, then returns once the thread has finished.
+    /// Commits what is queued (unless a commit has failed), then returns
+    /// once the thread has finished.
     func stopAndFlush() {
         condition.lock()
         stopping = true
         condition.broadcast()
         while !finished { condition.wait() }
         condition.unlock()
+    }
+
+    /// The failure that ended the writer, if one did. Read it after
+    /// `stopAndFlush()` to learn of a failure in the final flush, which
+    /// `onFailure` reports too late for a loop that has already stopped.
+    var failed: StoreError? {
+        condition.lock()
+        defer { condition.unlock() }
+        return failure
     }
 
     private func run() {
@@ -53,12 +75,16 @@ final class GroupCommitWriter: @unchecked Sendable {
             if done { break }
             do {
                 try store.commit(batch)
-                onCommitted(batch)
-            } catch let error as StoreError {
-                onFailure(error)
             } catch {
-                onFailure(StoreError(description: "store: \(error)"))
+                let failure = error as? StoreError ?? StoreError(description: "store: \(error)")
+                condition.lock()
+                self.failure = failure
+                queue.removeAll()
+                condition.unlock()
+                onFailure(failure)
+                break
             }
+            onCommitted(batch)
         }
         condition.lock()
         finished = true

@@ -42,6 +42,26 @@ final class SQLiteDatabase {
 
     fileprivate var lastError: String { String(cString: sqlite3_errmsg(handle)) }
 
+    /// Copies what it can of the write-ahead log into the database file
+    /// without waiting on readers or the writer (`PASSIVE`). Returns false
+    /// when the log was busy (another connection checkpointing, or locks
+    /// held): not a failure, the next checkpoint catches up. Throws for
+    /// anything else, such as a file that is not a database.
+    func checkpointPassively() throws -> Bool {
+        var statement: OpaquePointer?
+        defer { sqlite3_finalize(statement) }
+        var result = sqlite3_prepare_v2(handle, "PRAGMA wal_checkpoint(PASSIVE)", -1, &statement, nil)
+        if result == SQLITE_OK, let statement {
+            result = sqlite3_step(statement)
+            // The row's first column is 1 when the checkpoint was blocked.
+            if result == SQLITE_ROW { return sqlite3_column_int(statement, 0) == 0 }
+            if result == SQLITE_DONE { return true }
+        }
+        let primary = result & 0xff
+        if primary == SQLITE_BUSY || primary == SQLITE_LOCKED { return false }
+        throw StoreError(description: "store: checkpoint of the write-ahead log failed: \(lastError)")
+    }
+
     /// A prepared statement, finalized with its owner.
     final class Statement {
         private let statement: OpaquePointer

@@ -4,12 +4,22 @@ import Foundation
 /// thread and connection, once a second. The committing connection runs with
 /// `wal_autocheckpoint=0`, so a checkpoint (which writes and fsyncs the main
 /// file) never stalls a group commit, and with it every ack behind it.
+///
+/// A checkpoint that fails is reported through `onFailure` when the failure
+/// begins, not every second while it lasts (the log only grows meanwhile;
+/// nothing committed is lost). A busy log is not a failure.
 final class WALCheckpointer: @unchecked Sendable {
-    // Sendable: `database` is used only on the checkpointer's thread; `stopped` is guarded by `condition`.
+    // Sendable: `database` and `lastFailure` are used only on the checkpointer's thread;
+    // `started`, `stopped` and `finished` are guarded by `condition`; `onFailure` is set before `start()`.
     private let database: SQLiteDatabase
     private let condition = NSCondition()
+    private var started = false
     private var stopped = false
+    private var finished = false
+    private var lastFailure: String?
     private let interval: TimeInterval
+    /// Set before `start()`: called on the checkpointer's thread when checkpoints start failing.
+    var onFailure: @Sendable (StoreError) -> Void = { _ in }
 
     init(path: String, interval: TimeInterval = 1) throws {
         database = try SQLiteDatabase(path: path)
@@ -17,25 +27,49 @@ final class WALCheckpointer: @unchecked Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in
-            while true {
-                condition.lock()
-                if !stopped { _ = condition.wait(until: Date().addingTimeInterval(interval)) }
-                let done = stopped
-                condition.unlock()
-                // PASSIVE: copies what it can without blocking the writer.
-                try? database.execute("PRAGMA wal_checkpoint(PASSIVE)")
-                if done { break }
-            }
-        }
+        condition.lock()
+        started = true
+        condition.unlock()
+        let thread = Thread { [self] in run() }
         thread.name = "store-checkpoint"
         thread.start()
     }
 
+    /// Runs a last checkpoint and returns once the thread has finished, so
+    /// the database is not touched after this returns.
     func stop() {
         condition.lock()
         stopped = true
-        condition.signal()
+        condition.broadcast()
+        while started && !finished { condition.wait() }
         condition.unlock()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            if !stopped { _ = condition.wait(until: Date().addingTimeInterval(interval)) }
+            let done = stopped
+            condition.unlock()
+            checkpoint()
+            if done { break }
+        }
+        condition.lock()
+        finished = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func checkpoint() {
+        do {
+            // PASSIVE: copies what it can without blocking the writer; a busy log is tried again next time.
+            _ = try database.checkpointPassively()
+            lastFailure = nil
+        } catch {
+            let failure = error as? StoreError ?? StoreError(description: "store: \(error)")
+            guard failure.description != lastFailure else { return }
+            lastFailure = failure.description
+            onFailure(failure)
+        }
     }
 }
