@@ -7,8 +7,6 @@ Env:  SYNCHUB_BIN (default .build/debug/synchub), SYNCCLIENT_BIN (optional
 """
 from __future__ import annotations
 
-import time
-
 import pytest
 from selenium.webdriver.common.actions import interaction
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
@@ -54,6 +52,20 @@ if (!window.__barRec) {
   window.addEventListener('pointermove', () => window.__barTops.push(
     document.getElementById('actions').getBoundingClientRect().top));
 }
+"""
+
+
+# Logs every view the page takes (a press of Hide would log "hidden") and
+# notes the first pointer move after the next release (the marker: the click a
+# release makes is handled before any later input).
+VIEW_LOG_JS = """
+window.__views = [];
+window.__marker = false;
+new MutationObserver(() => window.__views.push(document.body.dataset.view))
+  .observe(document.body, {attributes: true, attributeFilter: ['data-view']});
+document.addEventListener('pointerup', () => {
+  document.addEventListener('pointermove', () => { window.__marker = true; }, {once: true});
+}, {once: true});
 """
 
 
@@ -306,12 +318,24 @@ def test_drag_in_top_grid_moves_for_everyone(hub, board, browsers, thin, shot, s
     wait_order(d1, ["A", "D", "F"])
     watcher.wait_order(["A", "D", "F"])
 
-    # a press without movement is not a move
+    # a press without movement is not a move: held, nothing is lifted; let
+    # go, nothing is sent. A tap on B from the same page afterwards is the
+    # marker: the hub takes the page's intents in order, so once B is in,
+    # anything the press sent is in too -- and B is the very next version.
+    before = watcher.state["version"]
+    x, y = center(d1, cell(d1, 3))
     builder, p = pointer(d1, "mouse")
-    p.move_to_location(*center(d1, cell(d1, 1))).pointer_down().pause(0.1).pointer_up()
+    p.move_to_location(x, y).pointer_down().pause(0.1)
     builder.perform()
-    time.sleep(0.3)
-    assert shown_order(d1) == ["A", "D", "F"]
+    held = d1.execute_script("""return {ghost: !!document.querySelector('.ghost'),
+      lifted: !!document.querySelector('#top .lifted'), dragging: document.body.dataset.dragging || null}""")
+    assert held == {"ghost": False, "lifted": False, "dragging": None}
+    release(d1, "mouse")
+    tap(d1, "B")
+    state = watcher.wait(lambda s: "B" in s["order"])
+    assert state["order"] == ["A", "D", "F", "B"]
+    assert state["version"] == before + 1
+    wait_order(d1, ["A", "D", "F", "B"])
 
 
 def test_seventh_select_is_refused_visibly(hub, board, browsers, thin, shot):
@@ -349,11 +373,20 @@ def test_seventh_select_is_refused_visibly(hub, board, browsers, thin, shot):
     assert d.execute_script("return document.getElementById('toast').textContent") == refused["message"]
     shot(d, "refused-hidden")
 
-    # a deselect frees a slot; the refused G does not come back by itself (C4)
+    # a deselect frees a slot; the refused G (nor H) does not come back by
+    # itself (C4). A tap on Z after the deselect is the marker: the hub takes
+    # the page's intents in order, so once Z is in, anything the page might
+    # have resent for G or H is in too -- and Z takes the freed slot, the
+    # very next version after the deselect.
     tap(d, "C")
     wait_order(d, list("ABDEF"))
-    time.sleep(0.3)
-    assert shown_order(d) == list("ABDEF")
+    freed = watcher.wait_order(list("ABDEF"))
+    tap(d, "Z")
+    state = watcher.wait(lambda s: "Z" in s["order"])
+    assert state["order"] == list("ABDEFZ")
+    assert state["version"] == freed["version"] + 1
+    wait_order(d, list("ABDEFZ"))
+    assert snap(d)["nums"]["G"] == "" and snap(d)["nums"]["H"] == ""
 
 
 def test_hide_show_animate_and_action_bar_drag(hub, board, browsers, shot):
@@ -430,11 +463,20 @@ def test_hide_show_animate_and_action_bar_drag(hub, board, browsers, shot):
     release(d)
     wait_settled(d, "hidden")
 
-    # a drag that starts on a button does not also press it
+    # a drag that starts on a button does not also press it. Every view the
+    # page takes is logged; a plain pointer move after the drag is the
+    # marker: the browser hands the page its input in order, so once the
+    # marker is in, a click the drag's release caused has been handled too.
+    d.execute_script(VIEW_LOG_JS)
     hide_x = round(WIDTH / 6)
     drag(d, (hide_x, y1), (hide_x, y1 + round(head * 0.8)), "mouse")
+    builder, p = pointer(d, "mouse")
+    p.move_to_location(WIDTH // 2, HEIGHT - 20)
+    builder.perform()
+    wait_for(d, lambda d: d.execute_script("return window.__marker"), 5, "marker move never arrived")
     wait_settled(d, "shown")
-    time.sleep(0.5)
+    views = d.execute_script("return window.__views")
+    assert views and set(views) == {"shown"}, views     # never hidden again
     assert snap(d)["view"] == "shown"
     shot(d, "shown-again")
 
@@ -489,6 +531,8 @@ def test_optimistic_and_never_older(hub, board, browsers, thin):
     d.execute_script("window.synchubBoard.feed(arguments[0])",
                      {"type": "state", "board": board, "version": v - 1, "order": [], "clients": 1})
     assert shown_order(d) == ["J"]
+    kept = d.execute_script("return window.synchubBoard.snapshot().confirmed")
+    assert kept["version"] == v and kept["order"] == ["J"]
     # the hub's next real state is shown
     assert watcher.request("select", letter="Q")["type"] == "ack"
     wait_order(d, ["J", "Q"])
@@ -512,6 +556,9 @@ def test_keyboard_operable(hub, board, browsers, thin):
     cell(d, 2).send_keys(Keys.DELETE)
     wait_order(d, ["M"])
     watcher.wait_order(["M"])
+    tile(d, "M").send_keys(Keys.ENTER)              # Enter toggles off as well
+    wait_order(d, [])
+    watcher.wait_order([])
     el(d, "#btn-hide").send_keys(Keys.ENTER)
     wait_settled(d, "hidden")
     el(d, "#btn-show").send_keys(Keys.ENTER)
