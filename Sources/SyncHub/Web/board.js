@@ -84,6 +84,9 @@
   let refSeq = 0;
   const refPrefix = Math.random().toString(36).slice(2, 8);
   const nextRef = () => `${refPrefix}-${++refSeq}`;
+  // Idempotency keys: every intent carries one, so a resend after a
+  // reconnect (or a hub restart) is applied at most once (docs/PROTOCOL.md).
+  const keyPrefix = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 12)}`;
 
   // Local mirror of the hub's rules (B4-B9), used only for optimistic display.
   function applyOp(order, op) {
@@ -185,7 +188,7 @@
   }
 
   function sendPending(p) {
-    const frame = { type: p.op.type, ref: p.ref };
+    const frame = { type: p.op.type, ref: p.ref, key: `${keyPrefix}-${p.ref}` };
     if (p.op.letter !== undefined) frame.letter = p.op.letter;
     if (p.op.to !== undefined) frame.to = p.op.to;
     if (send(frame)) p.sentAt = Date.now();
@@ -229,7 +232,7 @@
     if (first) {
       // A new connection's first state is the new baseline (the hub may have
       // restarted). Intents acked earlier are in it; unacked ones are sent
-      // again (select/deselect/move are idempotent, B9).
+      // again with their keys, so one the hub had applied is not applied twice.
       live = true;
       everLive = true;
       attempt = 0;

@@ -36,7 +36,10 @@ final class ThinRequest: ClientDelegate, @unchecked Sendable {
     /// `intent` nil only reads the state (`syncclient state`).
     init(url: WebSocketURL, intent: LetterBoard.Intent?, timeoutSeconds: Double) {
         self.url = url
-        intentFrame = intent.map { [ref] in ClientMessage.thinFrame($0, ref: ref) }
+        // Every intent carries an idempotency key (docs/PROTOCOL.md); a
+        // one-shot sends its frame once, so the key is fresh per command.
+        let key = "cli-\(UInt64.random(in: 0...UInt64.max))-\(UInt64.random(in: 0...UInt64.max))"
+        intentFrame = intent.map { [ref] in ClientMessage.thinFrame($0, ref: ref, key: key) }
         deadline = WebSocketClient.nowNanos() + UInt64(timeoutSeconds * 1e9)
     }
 
