@@ -17,6 +17,9 @@ public struct AdoptReport<Change: Equatable & Codable & Sendable>: Sendable {
     /// This replica's own operations that had missed the checkpoint and were
     /// recorded again, as new operations under a new replica id.
     public var rebased: [Operation<Change>] = []
+    /// Why the checkpoint was not adopted, when it was refused (`apply`
+    /// reports it here rather than dropping it; the caller must act).
+    public var refusal: CheckpointRefusal?
 }
 
 /// Why a checkpoint cannot be adopted.
@@ -99,7 +102,9 @@ extension Replica {
             do {
                 adoptReport = try adopt(checkpoint, freshID: freshID)
             } catch {
-                // A divergent checkpoint is ignored; the operations may still merge.
+                // Reported, not dropped: the operations may still merge, and
+                // the caller decides (a client starts afresh from the hub).
+                adoptReport.refusal = error
             }
         }
         mergeReport = receive(delta.operations)

@@ -139,6 +139,10 @@ import Testing
         #expect(throws: CheckpointRefusal.divergent) { try a.adopt(b.checkpoint, freshID: { ReplicaID(5) }) }
         #expect(orderText(a) == "A")
         #expect(!CheckpointRefusal.divergent.description.isEmpty)
+        // Through `apply` (a delta with that checkpoint) the refusal is reported, not dropped.
+        let (adopt, _) = a.apply(Delta(checkpoint: b.checkpoint), freshID: { ReplicaID(5) })
+        #expect(adopt.refusal == .divergent)
+        #expect(!adopt.adopted)
     }
 
     @Test func adoptingACheckpointDrainsOperationsThatWaitedOnIt() throws {
