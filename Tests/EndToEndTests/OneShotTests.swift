@@ -83,12 +83,15 @@ import Testing
         let hub = try HubProcess()
         let url = hub.board("full")
         for letter in "ABCDEF" { #expect(try client("select", url, String(letter)).status == 0) }
+        let full = try state(url)?["version"] as? Int
 
         let refused = try client("select", url, "G")
         #expect(refused.status == 1)
         #expect(refused.errors.contains("at most 6 letters can be selected"), "stderr: \(refused.errors)")
         #expect(refused.output.isEmpty)
-        #expect(try order(url) == ["A", "B", "C", "D", "E", "F"], "B5: the order does not change")
+        let after = try state(url)
+        #expect(after?["order"] as? [String] == ["A", "B", "C", "D", "E", "F"], "B5: the order does not change")
+        #expect(after?["version"] as? Int == full, "B5: nor does the version")
 
         // An already selected letter is not a seventh (B9).
         #expect(try client("select", url, "C").status == 0)
@@ -99,6 +102,7 @@ import Testing
         let url = hub.board("moves")
         #expect(try client("select", url, "K").status == 0)
         #expect(try client("select", url, "L").status == 0)
+        let version = try state(url)?["version"] as? Int
 
         let unselected = try client("move", url, "Z", "1")
         #expect(unselected.status == 1)
@@ -109,7 +113,9 @@ import Testing
             #expect(outside.status == 1, "place \(place): \(outside.errors)")
             #expect(!outside.errors.isEmpty)
         }
-        #expect(try order(url) == ["K", "L"], "B10: refusals change nothing")
+        let after = try state(url)
+        #expect(after?["order"] as? [String] == ["K", "L"], "B10: refusals change nothing")
+        #expect(after?["version"] as? Int == version, "B10: not even the version")
     }
 
     // MARK: Usage and connection errors exit 2
@@ -137,7 +143,9 @@ import Testing
             #expect(result.status == 2, "\(arguments): status \(result.status), \(result.errors)")
             #expect(!result.errors.isEmpty, "\(arguments) says why")
         }
-        #expect(try order(board) == [], "nothing reached the board")
+        let after = try state(board)
+        #expect(after?["order"] as? [String] == [], "nothing reached the board")
+        #expect(after?["version"] as? Int == 0, "nothing reached the board: it never changed")
     }
 
     @Test func unreachableOrRefusingHubExitsTwo() throws {

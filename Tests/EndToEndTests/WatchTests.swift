@@ -110,12 +110,20 @@ import Testing
         expectHub(url, order: "ADF")
 
         // A press and release on the same cell (no drag) changes nothing.
-        if let top = watch.screen.topCell(of: "A") {
-            watch.click(x: top.x + 1, y: top.y + 1)
-            usleep(500_000)
-            #expect(watch.screen.topOrder == "ADF")
-            expectHub(url, order: "ADF")
+        // The key B typed after it is the marker: watch handles its input in
+        // order and the hub takes its operations in order, so once B is in,
+        // whatever the click sent is in too; B is the very next version.
+        let before = try #require(HubBoard(url))
+        #expect(before.order == "ADF")
+        guard let top = watch.screen.topCell(of: "D") else {
+            Issue.record("D not found:\n\(watch.capture())")
+            return
         }
+        watch.click(x: top.x + 1, y: top.y + 1)
+        watch.type("B")
+        watch.waitFor("B after the click") { $0.topOrder == "ADFB" }
+        expectHub(url, order: "ADFB")
+        #expect(HubBoard(url)?.version == before.version + 1, "the click changed nothing at the hub")
     }
 
     // MARK: Hide and Show (V3, V4)
@@ -137,6 +145,7 @@ import Testing
         let hub = try HubProcess()
         let url = hub.board("hide")
         try select(url, "CAB")
+        let start = try #require(HubBoard(url))
         let watch = try watchInTmux(url)
         watch.waitFor("shown with C A B") { $0.isLive && $0.topOrder == "CAB" }
         let barRow = try #require(watch.screen.actionRow)
@@ -190,6 +199,9 @@ import Testing
         watch.click(x: reset + 2, y: 1)
         watch.waitFor("shown and empty after Reset") { isShown($0, order: "", barRow: barRow) }
         expectHub(url, order: "")
+        // The reset is the board's only change since C A B: hiding, showing
+        // and dragging the bar are this viewer's own view state (V3, V4).
+        #expect(HubBoard(url)?.version == start.version + 1, "only the reset reached the hub")
     }
 
     // MARK: Two watchers (C1, C2)
@@ -197,15 +209,19 @@ import Testing
     @Test func twoWatchersShowTheSameOrderAfterConcurrentPlayC1C2() throws {
         let hub = try HubProcess()
         let url = hub.board("pair")
+        // P and R are markers: each watcher deselects one once it has typed
+        // all its keys, and no other key touches them.
+        try select(url, "PR")
         let left = try watchInTmux(url, extra: ["--name", "left"])
         let right = try watchInTmux(url, extra: ["--name", "right"])
-        left.waitFor("left live") { $0.isLive }
-        right.waitFor("right live") { $0.isLive }
+        left.waitFor("left live") { $0.isLive && $0.topOrder == "PR" }
+        right.waitFor("right live") { $0.isLive && $0.topOrder == "PR" }
 
         // Keys go to both at once, from two threads.
         let rounds: [(String, String)] = [
-            ("A", "B"), ("C", "D"), ("E", "F"), ("G", "H"),   // 8 picks for 6 places (C4)
+            ("A", "B"), ("C", "D"), ("E", "F"), ("G", "H"),   // 8 picks for the 4 free places (C4)
             ("1", "<"), ("a", "f"), ("Z", "Y"), (">", "3"), ("c", "d"),
+            ("p", "r"),                                       // the markers, last
         ]
         let watchers = [left, right]
         for (one, other) in rounds {
@@ -214,23 +230,22 @@ import Testing
         }
 
         // C1/C2: both screens and the hub agree, whatever the interleaving
-        // was, and stay agreed (so this is not a look before the keys landed).
+        // was. A watcher handles its keys in order and the hub relays its
+        // operations in order, so once left no longer shows R, left has all
+        // of right's operations (and right has all of left's once P is gone
+        // from it); once the hub shows neither, it has them all. Nothing can
+        // change after that, so this is not a look before the keys landed.
         var agreed: (String, String, HubBoard?) = ("", "", nil)
-        func settled() -> Bool {
-            agreed = (left.screen.topOrder, right.screen.topOrder, HubBoard(url))
+        func final() -> (String, String, HubBoard?) { (left.screen.topOrder, right.screen.topOrder, HubBoard(url)) }
+        let ok = eventually(timeout: 45) {
+            agreed = final()
             guard let hub = agreed.2 else { return false }
-            return agreed.0 == agreed.1 && agreed.1 == hub.order && !hub.order.isEmpty && hub.version >= 6
-                && left.screen.isLive && right.screen.isLive
-        }
-        var ok = false
-        let deadline = Date().addingTimeInterval(45)
-        while !ok && Date() < deadline {
-            guard eventually(timeout: 30, settled) else { break }
-            let before = agreed
-            usleep(1_500_000)
-            ok = settled() && agreed.0 == before.0 && agreed.2?.order == before.2?.order && agreed.2?.version == before.2?.version
+            return agreed.0 == agreed.1 && agreed.1 == hub.order && !hub.order.contains(where: "PR".contains)
         }
         #expect(ok, "left \(agreed.0), right \(agreed.1), hub \(String(describing: agreed.2))\n\(left.capture())\n\(right.capture())")
+        let again = final()
+        #expect(again.0 == agreed.0 && again.1 == agreed.1 && again.2 == agreed.2, "still agreed: \(again)")
+        #expect(left.screen.isLive && right.screen.isLive)
         #expect(agreed.0.count <= 6, "B5: never more than 6")
         #expect(Set(agreed.0).count == agreed.0.count, "B2: distinct letters")
 
@@ -252,18 +267,22 @@ import Testing
         let watch = try watchInTmux(url)
         watch.waitFor("six selected") { $0.isLive && $0.topOrder == "ABCDEF" }
 
+        let full = try #require(HubBoard(url))
         watch.type("G")
         watch.waitFor("the board-full refusal in the status bar") { ($0.statusText ?? "").contains("board full") }
         #expect(watch.screen.topOrder == "ABCDEF", "B5: the order does not change")
         #expect(watch.screen.tileNumber(of: "G") == nil)
-        expectHub(url, order: "ABCDEF")
 
-        // The refusal clears once the person acts again.
+        // The refusal clears once the person acts again. The deselect typed
+        // after G is the marker: once it is in at the hub, so is anything G
+        // sent, and it is the very next version (G changed nothing).
         watch.type("a")
         watch.waitFor("A deselected and the refusal gone") {
             $0.topOrder == "BCDEF" && !($0.statusText ?? "board full").contains("board full")
         }
         expectHub(url, order: "BCDEF")
+        #expect(HubBoard(url)?.version == full.version + 1, "B5: the refused G changed nothing")
+        #expect(watch.screen.tileNumber(of: "G") == nil)
     }
 
     // MARK: The hub restarting
@@ -332,6 +351,9 @@ import Testing
             (["deselect", url, "F"], "1:A 2:D"),
             (["select", url, "A"], "1:A 2:D"),   // B9: no change, so no new line
             (["reset", url], "(empty)"),
+            // The marker: its line comes after any line the steps above
+            // could still print, so the lines are complete once it is in.
+            (["select", url, "Z"], "1:Z"),
         ]
         var expected: [String] = []
         for (command, order) in steps {
@@ -343,20 +365,21 @@ import Testing
             let ok = eventually(timeout: 20) { lines.lines.count >= expected.count }
             #expect(ok, "after \(command): \(lines.lines)")
         }
-        usleep(300_000)
+        let marked = eventually(timeout: 20) { lines.lines.last?.hasSuffix(": 1:Z") == true }
+        #expect(marked, "the marker line never came: \(lines.lines)")
         process.terminate()
 
         let printed = lines.lines
         #expect(printed.map { $0.components(separatedBy: ": ").dropFirst().joined(separator: ": ") } == expected)
-        var lastVersion = -1
+        // Each line is one change: the versions go 0, 1, 2... with none
+        // skipped (the B9 repeat is no change, so no version and no line).
+        var versions: [Int] = []
         for line in printed {
             let match = line.wholeMatch(of: /piped v(\d+): (\(empty\)|[1-6]:[A-Z]( [1-6]:[A-Z])*)/)
             #expect(match != nil, "line \(line)")
-            if let match, let version = Int(match.1) {
-                #expect(version > lastVersion, "versions grow: \(printed)")
-                lastVersion = version
-            }
+            if let match, let version = Int(match.1) { versions.append(version) }
         }
+        #expect(versions == Array(0..<expected.count), "versions: \(printed)")
     }
 }
 

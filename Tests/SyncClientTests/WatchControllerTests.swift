@@ -90,16 +90,20 @@ import Testing
         var watch = controller(order: "FDA")
         let from = watch.layout.topCells[0].centre, to = watch.layout.topCells[5].centre
         let actions = watch.run([pointer(.press, from.x, from.y), pointer(.motion, to.x, to.y), pointer(.release, to.x, to.y)])
-        #expect(actions.contains(.send(.move(letter("F"), to: 3))))
+        #expect(sends(actions) == [.move(letter("F"), to: 3)])
+        #expect(watch.model.drag == nil)
     }
 
     @Test func clickOnTopCellOrDropOffGridDoesNothing() {
         var watch = controller(order: "FDA")
         let cell = watch.layout.topCells[1].centre
-        #expect(!watch.click(x: cell.x, y: cell.y).contains { if case .send = $0 { true } else { false } })
+        #expect(sends(watch.click(x: cell.x, y: cell.y)).isEmpty)
+        #expect(watch.model.drag == nil, "nothing stays lifted")
         let tile = watch.layout.tiles[0].centre
         let actions = watch.run([pointer(.press, cell.x, cell.y), pointer(.motion, tile.x, tile.y), pointer(.release, tile.x, tile.y)])
-        #expect(!actions.contains { if case .send = $0 { true } else { false } })
+        #expect(sends(actions).isEmpty)
+        #expect(watch.model.drag == nil)
+        #expect(watch.model.order == letters("FDA"))
     }
 
     @Test func clickingATileToggles() {
