@@ -69,13 +69,3 @@ private final class WriterReports: Sendable {
     let committed = Mutex<[UInt64]>([])
     let failures = Mutex<[String]>([])
 }
-
-/// Polls `condition` until true or `timeout`.
-private func eventually(timeout: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(2_000)
-    }
-    return condition()
-}

@@ -114,13 +114,3 @@ private final class PostStorm: Sendable {
 
     var isOver: Bool { finished.load(ordering: .acquiring) == posters }
 }
-
-/// Polls `condition` until true or `timeout`.
-private func eventually(timeout: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(2_000)
-    }
-    return condition()
-}

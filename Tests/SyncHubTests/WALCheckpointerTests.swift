@@ -77,13 +77,3 @@ private final class Reports: Sendable {
     func add(_ report: String) { reports.withLock { $0.append(report) } }
     var all: [String] { reports.withLock { $0 } }
 }
-
-/// Polls `condition` until true or `timeout`.
-private func eventually(timeout: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(2_000)
-    }
-    return condition()
-}
