@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Fuzzes the wire decoders with libFuzzer (issue #9, docs/FUZZING.md): the thin
+# intent fast path against the full decoder, client frames, replica frames.
+#
+#   scripts/fuzz.sh [RUNS] [libFuzzer flags...]
+#
+# RUNS defaults to the short run for CI: 500000 inputs, stopped after 60 s
+# if not done by then (about 25 s here, plus a 15 s build). The campaign in
+# docs/FUZZING.md is `scripts/fuzz.sh 10000000`. Builds
+# .build/fuzz/decoder-fuzz (rebuilt when a source is newer), replays
+# Tests/Fuzz/regressions/, then fuzzes from Tests/Fuzz/corpus/decoders (read
+# only; new inputs go to .build/fuzz/corpus). Exits non-zero on a crash, a
+# trap or a disagreement; libFuzzer saves the input in .build/fuzz/artifacts/.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+if [[ $# -gt 0 ]]; then
+    RUNS=$1; shift
+    LIMIT=()
+else
+    RUNS=500000
+    LIMIT=(-max_total_time=60)
+fi
+OUT=.build/fuzz
+BIN=$OUT/decoder-fuzz
+mkdir -p "$OUT/modules" "$OUT/corpus" "$OUT/artifacts"
+
+SWIFTFLAGS=(-sanitize=fuzzer,address -parse-as-library -O -swift-version 6 -g -use-ld=lld)
+sources=(Sources/BoardCRDT/*.swift Sources/SyncWire/*.swift Tests/Fuzz/DecoderFuzz.swift)
+stale=0
+[[ -x $BIN ]] || stale=1
+for file in "${sources[@]}" scripts/fuzz.sh; do
+    [[ $file -nt $BIN ]] && stale=1
+done
+if [[ $stale == 1 ]]; then
+    echo "fuzz: building $BIN"
+    # BoardCRDT as its own module (its sources `import` nothing of ours),
+    # with -enable-testing for Replica.checkInvariants().
+    swiftc "${SWIFTFLAGS[@]}" -enable-testing -wmo -module-name BoardCRDT \
+        -emit-module -emit-module-path "$OUT/modules/BoardCRDT.swiftmodule" \
+        -c Sources/BoardCRDT/*.swift -o "$OUT/BoardCRDT.o"
+    # SyncWire and the harness as one module, so `internal` is visible.
+    swiftc "${SWIFTFLAGS[@]}" -module-name SyncWire -I "$OUT/modules" \
+        Sources/SyncWire/*.swift Tests/Fuzz/DecoderFuzz.swift "$OUT/BoardCRDT.o" -o "$BIN"
+fi
+
+# libFuzzer and ASan report a crash; the Swift runtime's backtracer would
+# only get in their way.
+export SWIFT_BACKTRACE=enable=no
+
+# Every saved reproducer must now pass (no crash, no disagreement).
+shopt -s nullglob
+regressions=(Tests/Fuzz/regressions/*)
+if [[ ${#regressions[@]} -gt 0 ]]; then
+    echo "fuzz: replaying ${#regressions[@]} regression input(s)"
+    "$BIN" "${regressions[@]}" 2>&1 | tail -n 3
+    [[ ${PIPESTATUS[0]} == 0 ]] || { echo "fuzz: a regression input fails"; exit 1; }
+fi
+
+echo "fuzz: $RUNS runs"
+exec "$BIN" -runs="$RUNS" "${LIMIT[@]}" -dict=Tests/Fuzz/decoders.dict -max_len=4096 -timeout=10 \
+    -print_final_stats=1 -print_funcs=0 -artifact_prefix="$OUT/artifacts/" "$@" \
+    "$OUT/corpus" Tests/Fuzz/corpus/decoders
