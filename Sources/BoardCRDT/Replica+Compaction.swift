@@ -111,6 +111,20 @@ extension Replica {
         return (adoptReport, mergeReport)
     }
 
+    /// Whether `newer` continues this replica's line of checkpoints: it holds
+    /// every operation the current checkpoint holds, except those of
+    /// replicas it forgot, which must all lie at or before its horizon.
+    func isContinued(by newer: Checkpoint<Kind>) -> Bool {
+        checkpoint.versions.entries.allSatisfy { replica, seq in
+            if newer.versions[replica] >= seq { return true }
+            guard newer.versions[replica] == 0, newer.forgetHorizon != .origin else { return false }
+            // What this replica last saw of it: its last integrated operation,
+            // or (known only through the checkpoint) the checkpoint's frontier.
+            let last = lastLamport[replica] ?? checkpoint.frontier.lamport
+            return last <= newer.forgetHorizon.lamport
+        }
+    }
+
     /// Replaces this replica's checkpoint with a newer one.
     ///
     /// Operations the new checkpoint holds leave the log. An operation stamped
@@ -125,7 +139,7 @@ extension Replica {
     public mutating func adopt(_ newCheckpoint: Checkpoint<Kind>, freshID: () -> ReplicaID) throws(CheckpointRefusal) -> AdoptReport<Kind.Change> {
         var report = AdoptReport<Kind.Change>()
         guard newCheckpoint.frontier > checkpoint.frontier else { return report }
-        guard newCheckpoint.versions.dominates(checkpoint.versions, forgettingThrough: newCheckpoint.forgetHorizon) else { throw .divergent }
+        guard isContinued(by: newCheckpoint) else { throw .divergent }
 
         let own = id
         let folded = { (op: Op) -> Bool in newCheckpoint.folds(op, of: own) }

@@ -29,19 +29,18 @@ extension Replica {
             .sorted { ($0.last, $0.replica) < ($1.last, $1.replica) }
             .prefix(idle.count - max(0, limit))
         guard !candidates.isEmpty else { return 0 }
-        var horizon = checkpoint.forgetHorizon
         for candidate in candidates {
-            // Every operation of a replica with nothing in the log is folded,
-            // so it lies at or before the frontier; its last Lamport time
-            // bounds it more tightly when known.
-            let last = candidate.last == 0 ? checkpoint.frontier : Stamp(lamport: candidate.last, replica: candidate.replica)
-            horizon = max(horizon, min(last, checkpoint.frontier))
             versions[candidate.replica] = 0
             checkpoint.versions[candidate.replica] = 0
             lastLamport[candidate.replica] = nil
             retired.remove(candidate.replica)
         }
-        checkpoint.forgetHorizon = horizon
+        // Every operation of a replica with nothing in the log is folded, so
+        // it lies at or before the frontier: the frontier is the horizon.
+        // (Not the forgotten ones' last stamps: the horizon only grows with
+        // the frontier, so a replica holding an older checkpoint can tell a
+        // forgotten entry from a missing one, see `isContinued(by:)`.)
+        checkpoint.forgetHorizon = checkpoint.frontier
         return candidates.count
     }
 

@@ -19,12 +19,6 @@ public struct VersionVector: Hashable, Codable, Sendable {
         other.entries.allSatisfy { self[$0.key] >= $0.value }
     }
 
-    /// `dominates`, except that a replica missing from `self` may have been
-    /// forgotten (see `Replica.forgetReplicas`) when anything was.
-    public func dominates(_ other: VersionVector, forgettingThrough horizon: Stamp) -> Bool {
-        other.entries.allSatisfy { self[$0.key] >= $0.value || (self[$0.key] == 0 && horizon != .origin) }
-    }
-
     public init(from decoder: any Decoder) throws {
         // Encoded as [[replica, seq], ...]: JSON objects cannot have integer keys.
         let pairs = try decoder.singleValueContainer().decode([OperationID].self)

@@ -51,10 +51,12 @@ public enum HubMessage {
         return out
     }
 
-    public static func error(_ error: ProtocolError, ref: String? = nil, have: UInt64? = nil) -> String {
+    /// `replica` names the replica an answer to `hello` concerns.
+    public static func error(_ error: ProtocolError, ref: String? = nil, have: UInt64? = nil, replica: ReplicaID? = nil) -> String {
         var out = "{\"type\":\"error\""
         appendRef(ref, to: &out)
         if let have { out += ",\"have\":\(have)" }
+        if let replica { out += ",\"replica\":\(replica.rawValue)" }
         out += ",\"code\":"
         appendJSONString(error.code, to: &out)
         out += ",\"message\":"
@@ -66,8 +68,11 @@ public enum HubMessage {
     /// Replica protocol: the answer to `hello`: the durable operations after
     /// the hub's checkpoint, the checkpoint when the replica's is older, and
     /// `have`, the replica's own highest sequence number the hub holds.
-    public static func sync(_ delta: Delta<LetterBoard>, board: String, version: UInt64, have: UInt64) throws(FrameEncodingError) -> String {
-        try encode(SyncFrame(type: "sync", board: board, version: version, have: have, checkpoint: delta.checkpoint, operations: delta.operations))
+    /// `replica` echoes the `hello`'s, so a client that changed its id since
+    /// can tell an answer meant for its old one.
+    public static func sync(_ delta: Delta<LetterBoard>, board: String, version: UInt64, replica: ReplicaID, have: UInt64) throws(FrameEncodingError) -> String {
+        try encode(SyncFrame(type: "sync", board: board, version: version, replica: replica, have: have,
+                             checkpoint: delta.checkpoint, operations: delta.operations))
     }
 
     /// Replica protocol: operations merged by the hub, relayed to replica clients.
@@ -84,7 +89,7 @@ public enum HubMessage {
 
     /// Replica protocol: the hub compacted; replicas adopt this checkpoint.
     public static func checkpoint(_ checkpoint: Checkpoint<LetterBoard>, board: String, version: UInt64) throws(FrameEncodingError) -> String {
-        try encode(SyncFrame(type: "checkpoint", board: board, version: version, have: nil, checkpoint: checkpoint, operations: []))
+        try encode(SyncFrame(type: "checkpoint", board: board, version: version, replica: nil, have: nil, checkpoint: checkpoint, operations: []))
     }
 
     static func encode(_ frame: SyncFrame) throws(FrameEncodingError) -> String {
@@ -128,6 +133,7 @@ public struct SyncFrame: Codable, Sendable {
     public var board: String
     public var version: UInt64
     /// On `sync` only: see `HubMessage.sync`.
+    public var replica: ReplicaID?
     public var have: UInt64?
     public var checkpoint: Checkpoint<LetterBoard>?
     public var operations: [BoardOperation]

@@ -44,7 +44,46 @@ struct ForgettingTests {
         #expect(watcher.id == ReplicaID(3), "its own id is untouched")
         #expect(orderText(watcher) == "ABCD")
         #expect(watcher.log.isEmpty)
+        #expect(watcher.retired.isEmpty, "replica 2's operations are folded, not late")
         expectInvariants(watcher)
+    }
+
+    /// A client whose checkpoint already names a replica adopts a later one
+    /// that forgot it (a plain dominance check calls that divergent). A
+    /// replica missing for another reason, whose operation the client holds
+    /// stamped after the horizon, still makes the checkpoint divergent.
+    @Test func aCheckpointThatForgotAReplicaTheClientKnowsIsAContinuation() throws {
+        var hub = board(1, limits: ReplicaLimits(keptOperations: 1, compacts: false))
+        var writer = board(2)
+        var watcher = board(3)
+        hub.receive(try select(&writer, "AB"))
+        hub.compact(keeping: 0)
+        _ = try watcher.adopt(hub.checkpoint, freshID: { ReplicaID(98) })
+        #expect(watcher.checkpoint.versions[ReplicaID(2)] == 2)
+        try perform(&hub, .select(tile("C")))
+        hub.compact(keeping: 0)
+        #expect(hub.forgetReplicas(beyond: 0, keeping: []) == 1)
+        #expect(hub.checkpoint.versions[ReplicaID(2)] == 0)
+        let report = try watcher.adopt(hub.checkpoint, freshID: { ReplicaID(99) })
+        #expect(report.adopted)
+        #expect(orderText(watcher) == "ABC")
+        expectInvariants(watcher)
+
+        // A checkpoint from another history: it lacks replica 4, whose
+        // operation this client holds after that checkpoint's horizon.
+        var other = board(4)
+        var stranger = board(5, limits: ReplicaLimits(keptOperations: 1, compacts: false))
+        let late = try select(&other, "Z")
+        var client = board(6)
+        client.receive(late)
+        client.compact(keeping: 0)
+        try perform(&stranger, .select(tile("Y")))
+        stranger.compact(keeping: 0)
+        _ = stranger.forgetReplicas(beyond: 0, keeping: [])
+        var fake = stranger.checkpoint
+        fake.forgetHorizon = Stamp(lamport: 0, replica: ReplicaID(1))
+        fake.frontier = Stamp(lamport: 9, replica: ReplicaID(5))
+        #expect(throws: CheckpointRefusal.divergent) { try client.adopt(fake, freshID: { ReplicaID(97) }) }
     }
 
     /// The horizon travels with the checkpoint; an older checkpoint without

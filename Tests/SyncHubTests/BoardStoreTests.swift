@@ -23,6 +23,25 @@ struct BoardStoreTests {
         #expect(loaded.version == 6)
         let room = BoardRoom(name: "k", hubReplica: ReplicaID(4), stored: loaded, keptOperations: 1024)
         #expect(room.replica.state.order == replica.state.order)
+        #expect(loaded.hubReplica == ReplicaID(4), "the board's own replica id comes back")
+        #expect(!loaded.hasKeys)
+    }
+
+    /// A keyed intent's first answer is stored with its change and read back.
+    @Test func keyedAnswersComeBack() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try BoardStore(directory: directory)
+        try store.commit([
+            DurableRecord(board: "k", hubReplica: ReplicaID(4), operations: [], version: 3, order: [], replies: [],
+                          keyed: ("k-ack", .ack(version: 3))),
+            DurableRecord(board: "k", hubReplica: ReplicaID(4), operations: [], version: 3, order: [], replies: [],
+                          keyed: ("k-no", .rejected(code: "board_full", message: "at most 6 letters can be selected"))),
+        ])
+        #expect(try store.answer(forKey: "k-ack", board: "k") == .ack(version: 3))
+        #expect(try store.answer(forKey: "k-no", board: "k") == .rejected(code: "board_full", message: "at most 6 letters can be selected"))
+        #expect(try store.answer(forKey: "k-ack", board: "other") == nil)
+        #expect(try store.load(board: "k")?.hasKeys == true)
     }
 
     @Test func checkpointReplacesFoldedOperations() throws {

@@ -187,3 +187,79 @@ struct HubCoreDeliveryTests {
         #expect(text.utf8.count < 8 * 1024, "a new replica's sync stays small: \(text.utf8.count) bytes")
     }
 }
+
+/// Regressions found by review: a `sync` during a compaction not yet durable,
+/// a board that compacts while loading, and keys at a small memory.
+struct HubCoreCatchUpTests {
+    typealias H = HubCoreHarness
+
+    /// A compaction whose record is still in flight folded operations that
+    /// are in neither the durable checkpoint nor the log: the `sync` waits
+    /// for the checkpoint, so a new replica never builds a state that never was.
+    @Test func syncWaitsForACompactionToBecomeDurable() throws {
+        var limits = HubLimits()
+        limits.keptOperations = 16
+        var hub = H(limits: limits)
+        hub.join(1); hub.join(2)
+        for n in 0..<31 { hub.send(1, #"{"type":"\#(n % 2 == 0 ? "select" : "deselect")","letter":"A"}"#) }
+        _ = hub.commit()
+        hub.send(1, #"{"type":"select","letter":"B"}"#)
+        hub.hold()
+        let room = try #require(hub.core.boards["k"])
+        #expect(room.compactionInFlight)
+        #expect(H.frames(hub.send(2, #"{"type":"hello","replica":9}"#), to: 2).isEmpty, "no sync while the checkpoint is in flight")
+        let after = hub.commit()
+        let sync = H.frames(after, to: 2).first { $0["type"] as? String == "sync" }
+        #expect(sync != nil, "the sync follows the checkpoint")
+        #expect(sync?["replica"] as? Int == 9)
+        // Its checkpoint and operations give exactly the durable order.
+        let data = try JSONSerialization.data(withJSONObject: sync ?? [:])
+        let frame = try JSONDecoder().decode(SyncFrame.self, from: data)
+        var client = Replica<LetterBoard>(id: ReplicaID(9), limits: ReplicaLimits(compacts: false))
+        if let checkpoint = frame.checkpoint { _ = try client.adopt(checkpoint, freshID: { ReplicaID(10) }) }
+        client.receive(frame.operations)
+        #expect(client.state.order == room.durableOrder)
+    }
+
+    /// Loading a board with more operations than the window compacts it;
+    /// that checkpoint holds only durable operations, so it is what a sync
+    /// sends, and the next record stores it.
+    @Test func aBoardThatCompactsWhileLoadingSyncsItsWholeState() throws {
+        var writer = Replica<LetterBoard>(id: ReplicaID(5), limits: ReplicaLimits(compacts: false))
+        var operations: [BoardOperation] = []
+        let intents: [LetterBoard.Intent] = ["A", "B", "C", "D", "E"].map { .select(Letter($0)!) }
+            + [.deselect(Letter("B")!), .select(Letter("F")!), .move(Letter("F")!, to: 1)]
+        for intent in intents { operations += try [#require(try writer.perform(intent))] }
+        var limits = HubLimits()
+        limits.keptOperations = 2
+        var hub = H(limits: limits)
+        hub.join(1, stored: StoredBoard(version: 8, checkpoint: .empty, operations: operations, hubReplica: ReplicaID(5)))
+        let sync = H.frames(hub.send(1, #"{"type":"hello","replica":9}"#), to: 1).first
+        let data = try JSONSerialization.data(withJSONObject: sync ?? [:])
+        let frame = try JSONDecoder().decode(SyncFrame.self, from: data)
+        var client = Replica<LetterBoard>(id: ReplicaID(9), limits: ReplicaLimits(compacts: false))
+        if let checkpoint = frame.checkpoint { _ = try client.adopt(checkpoint, freshID: { ReplicaID(10) }) }
+        client.receive(frame.operations)
+        #expect(client.state.order == writer.state.order)
+        hub.send(1, #"{"type":"select","letter":"Z"}"#)
+        hub.hold()
+        #expect(hub.inFlight.first?.checkpoint != nil, "the loaded compaction is stored")
+    }
+
+    /// With every remembered key pending, a key the store answered is not
+    /// evicted before the resend that asked for it uses it.
+    @Test func aKeyFromTheStoreIsNotEvictedBeforeItIsUsed() {
+        var limits = HubLimits()
+        limits.rememberedKeysPerBoard = 1
+        var hub = H(limits: limits)
+        hub.join(1)
+        hub.send(1, #"{"type":"select","letter":"B","key":"pending"}"#)
+        hub.hold()
+        _ = hub.core.handle(.storedKey(board: "k", key: "old", answer: .ack(version: 1)))
+        let answer = H.frames(hub.send(1, #"{"type":"select","letter":"A","ref":"r","key":"old"}"#), to: 1).first
+        #expect(answer?["ref"] as? String == "r")
+        #expect(answer?["version"] as? Int == 1)
+        hub.hold()
+        #expect(hub.inFlight.flatMap(\.operations).count == 1, "only B was applied")
+    }
+}

@@ -30,6 +30,14 @@ final class BoardRoom {
     var storedFrontier: Stamp
     /// Idempotency keys of thin intents (at most once, KINDS "Frames").
     var keys: IntentKeys
+    /// Replica clients whose `sync` waits for a compaction to become
+    /// durable (see `catchUp`), with the frontier each said it holds.
+    var awaitingSync: [(connection: UInt64, frontier: Stamp)] = []
+
+    /// Whether the board compacted in memory and the store does not hold
+    /// that checkpoint yet: the operations it folded are in neither the
+    /// durable checkpoint nor the log, so a `sync` now would miss them.
+    var compactionInFlight: Bool { replica.checkpoint.frontier != durableCheckpoint.frontier }
 
     init(name: String, hubReplica: ReplicaID, stored: StoredBoard?, keptOperations: Int, rememberedKeys: Int = 4096) {
         self.name = name
@@ -43,8 +51,11 @@ final class BoardRoom {
         version = stored?.version ?? 0
         durableVersion = version
         durableOrder = replica.state.order
-        durableCheckpoint = checkpoint
-        storedFrontier = replica.checkpoint.frontier
+        // Everything loaded is durable, so a compaction while loading (a
+        // smaller --kept-operations than before) gives a durable checkpoint;
+        // it is stored with the next record (the frontiers differ).
+        durableCheckpoint = replica.checkpoint
+        storedFrontier = checkpoint.frontier
         keys = IntentKeys(capacity: rememberedKeys, mayBeInStore: stored?.hasKeys ?? false)
     }
 
@@ -72,6 +83,7 @@ final class BoardRoom {
     /// the durable checkpoint when its own is older, and every durable
     /// operation after the hub's checkpoint (it ignores those it has).
     /// Operations not yet durable reach it as relays once they are.
+    /// Only while no compaction is in flight (`compactionInFlight`).
     func catchUp(from frontier: Stamp) -> Delta<LetterBoard> {
         let operations = replica.log.filter { $0.id.seq <= durableSeq(of: $0.id.replica) }
         return Delta(checkpoint: frontier < durableCheckpoint.frontier ? durableCheckpoint : nil, operations: operations)

@@ -58,14 +58,27 @@ extension HubCore {
             room.replicaMembers.remove(connection)
             actions.append(.send(connection: connection, frame: HubMessage.error(ProtocolError(
                 "unknown_replica",
-                "this board has no record of replica \(hello.replica)'s operations (forgotten after long inactivity, or never stored); start again under a new replica id"))))
+                "this board has no record of replica \(hello.replica)'s operations (forgotten after long inactivity, or never stored); start again under a new replica id"),
+                replica: hello.replica)))
             return
         }
         room.members[connection]?.replica = hello.replica
         room.replicaMembers.insert(connection)
+        room.awaitingSync.removeAll { $0.connection == connection }
+        if room.compactionInFlight {
+            // Relays of what commits meanwhile still reach it; the sync goes
+            // once the checkpoint is durable (`committed`).
+            room.awaitingSync.append((connection, hello.frontier))
+            return
+        }
+        sendSync(to: connection, replica: hello.replica, frontier: hello.frontier, in: room, actions: &actions)
+    }
+
+    /// The `sync` answering a replica client's `hello`.
+    mutating func sendSync(to connection: UInt64, replica: ReplicaID, frontier: Stamp, in room: BoardRoom, actions: inout [HubAction]) {
         do {
-            let frame = try HubMessage.sync(room.catchUp(from: hello.frontier), board: room.name, version: room.durableVersion,
-                                            have: room.durableSeq(of: hello.replica))
+            let frame = try HubMessage.sync(room.catchUp(from: frontier), board: room.name, version: room.durableVersion,
+                                            replica: replica, have: room.durableSeq(of: replica))
             actions.append(.send(connection: connection, frame: frame))
         } catch {
             counters.encodingFailures += 1

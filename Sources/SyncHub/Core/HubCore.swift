@@ -147,6 +147,7 @@ struct HubCore {
         guard let board = boardOf.removeValue(forKey: connection) else { return }
         boards[board]?.members[connection] = nil
         boards[board]?.replicaMembers.remove(connection)
+        boards[board]?.awaitingSync.removeAll { $0.connection == connection }
         boards[board]?.setName(nil, for: connection)
         markForPublish(boards[board])
         if boards[board]?.members.isEmpty == true { boards[board]?.emptySince = now }
@@ -255,6 +256,14 @@ struct HubCore {
             }
             if let checkpoint = record.checkpoint {
                 room.durableCheckpoint = checkpoint
+                if !room.compactionInFlight, !room.awaitingSync.isEmpty {
+                    let waiting = room.awaitingSync
+                    room.awaitingSync = []
+                    for (id, frontier) in waiting {
+                        guard room.replicaMembers.contains(id), let replica = room.members[id]?.replica else { continue }
+                        sendSync(to: id, replica: replica, frontier: frontier, in: room, actions: &actions)
+                    }
+                }
                 let replicas = Array(room.replicaMembers)
                 if !replicas.isEmpty {
                     do {

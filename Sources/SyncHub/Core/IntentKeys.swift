@@ -70,7 +70,7 @@ struct IntentKeys {
             insert(key, .answered(answer))
         } else {
             entries[key] = .answered(answer)
-            evictBeyondCapacity()
+            evictBeyondCapacity(sparing: key)
         }
         return waiting
     }
@@ -84,18 +84,24 @@ struct IntentKeys {
     private mutating func insert(_ key: String, _ entry: Entry) {
         entries[key] = entry
         arrival.append(key)
-        evictBeyondCapacity()
+        evictBeyondCapacity(sparing: key)
     }
 
     /// Drops the oldest answered keys beyond `capacity` (the store keeps
-    /// them); a pending key stays until its answer is durable.
-    private mutating func evictBeyondCapacity() {
+    /// them); a pending key stays until its answer is durable, and `sparing`
+    /// (the key at hand: it is about to be used) stays too, so memory may
+    /// exceed `capacity` by the keys in flight.
+    private mutating func evictBeyondCapacity(sparing: String) {
         var scanned = 0
         let queued = arrival.count - head
         while entries.count > capacity, scanned < queued {
             let oldest = arrival[head]
             head += 1
             scanned += 1
+            if oldest == sparing {
+                arrival.append(oldest)
+                continue
+            }
             if case .pending = entries[oldest] {
                 arrival.append(oldest)
                 continue

@@ -98,6 +98,9 @@ final class SQLiteDatabase {
         /// Runs a query and reads each row with `row`.
         func rows<T>(_ values: [Value] = [], _ row: (Row) throws -> T) throws -> [T] {
             bind(values)
+            // Reset however it ends: a statement left mid-read would hold an
+            // old read snapshot on this connection.
+            defer { sqlite3_reset(statement) }
             var results: [T] = []
             while true {
                 let step = sqlite3_step(statement)

@@ -16,6 +16,8 @@ struct IncomingFrame: Decodable {
     /// On `sync`, and on answers to `ops`: the highest sequence number of
     /// this replica the hub holds durably.
     var have: UInt64?
+    /// On `sync` and `unknown_replica`: the replica id of the `hello` answered.
+    var replica: ReplicaID?
     var checkpoint: Checkpoint<LetterBoard>?
     var operations: [BoardOperation]?
 
