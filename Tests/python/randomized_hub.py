@@ -751,6 +751,12 @@ async def quiesce(run, control, thins, replicas, watcher, url, observer_id):
         if watcher:
             run.violation(f"(b) syncclient watch shows {watcher.order} (last lines {watcher.lines[-3:]}, "
                           f"exit {watcher.proc.returncode})")
+    # (d) every client, the observers and syncclient watch are on the board.
+    expected = len(everyone) + 1 + (1 if watcher else 0)
+    if not await until(run, f"the hub to count {expected} clients on the board",
+                       lambda: observer.last_state is not None and observer.last_state["clients"] == expected, 20):
+        run.violation(f"(d) the hub counts {observer.last_state and observer.last_state['clients']} clients on the "
+                      f"board, expected {expected}")
     return observer
 
 
