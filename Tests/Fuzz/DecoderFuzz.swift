@@ -24,7 +24,8 @@
 //     hand-written `jsonText` and its Codable JSON must decode back equal.
 //  3. replica frames (hub to client): the input decoded as `SyncFrame`,
 //     `Checkpoint<LetterBoard>`, `BoardOperation` and `[BoardOperation]`;
-//     what decodes is re-encoded (`HubMessage.encode`, `HubMessage.sync`,
+//     what decodes (every field: replica, have, checkpoint with its forget
+//     horizon, operations) is re-encoded (`HubMessage.encode`, `HubMessage.sync`,
 //     the hand-written `HubMessage.operations`, `HubMessage.checkpoint`,
 //     JSONEncoder) and must decode back equal. Decoded operations and checkpoints
 //     are applied to a fresh `Replica` whose invariants must still hold.
@@ -223,7 +224,7 @@ enum DecoderFuzz {
 
     static func checkSyncFrame(_ frame: SyncFrame, input: UnsafeRawBufferPointer) {
         func same(_ a: SyncFrame, _ b: SyncFrame) -> Bool {
-            a.type == b.type && a.board == b.board && a.version == b.version && a.have == b.have
+            a.type == b.type && a.board == b.board && a.version == b.version && a.replica == b.replica && a.have == b.have
                 && a.checkpoint == b.checkpoint && a.operations == b.operations
         }
         func decode(_ text: String) -> SyncFrame? { try? JSONDecoder().decode(SyncFrame.self, from: Data(text.utf8)) }
@@ -244,16 +245,17 @@ enum DecoderFuzz {
         let delta = Delta<LetterBoard>(checkpoint: frame.checkpoint, operations: frame.operations)
         var expectations = [
             (written { () throws(FrameEncodingError) in
-                try HubMessage.sync(delta, board: frame.board, version: frame.version, have: frame.have ?? 0) },
-             SyncFrame(type: "sync", board: frame.board, version: frame.version, have: frame.have ?? 0,
+                try HubMessage.sync(delta, board: frame.board, version: frame.version, replica: frame.replica ?? ReplicaID(0),
+                                    have: frame.have ?? 0) },
+             SyncFrame(type: "sync", board: frame.board, version: frame.version, replica: frame.replica ?? ReplicaID(0), have: frame.have ?? 0,
                        checkpoint: frame.checkpoint, operations: frame.operations)),
             (HubMessage.operations(frame.operations, board: frame.board, version: frame.version),
-             SyncFrame(type: "ops", board: frame.board, version: frame.version, have: nil, checkpoint: nil, operations: frame.operations)),
+             SyncFrame(type: "ops", board: frame.board, version: frame.version, replica: nil, have: nil, checkpoint: nil, operations: frame.operations)),
         ]
         if let checkpoint = frame.checkpoint {
             expectations.append((
                 written { () throws(FrameEncodingError) in try HubMessage.checkpoint(checkpoint, board: frame.board, version: frame.version) },
-                SyncFrame(type: "checkpoint", board: frame.board, version: frame.version, have: nil, checkpoint: checkpoint, operations: [])))
+                SyncFrame(type: "checkpoint", board: frame.board, version: frame.version, replica: nil, have: nil, checkpoint: checkpoint, operations: [])))
         }
         for (text, expected) in expectations {
             guard let back = decode(text), same(back, expected) else {
