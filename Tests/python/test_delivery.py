@@ -142,7 +142,7 @@ def test_many_past_replica_ids_keep_hello_small_memory_bounded_and_watch_live(ma
                   "change": {"op": "select" if n % 16 < 8 else "deselect", "letter": letter}}
             ws.send(json.dumps({"type": "ops", "ref": f"o{n}", "operations": [op]}))
             if n % 500 == 499 or n + 1 in (count // 2, count):
-                frames_until(ws, lambda m, ref=f"o{n}": m.get("ref") == ref, timeout=60)
+                frames_until(ws, lambda m, ref=f"o{n}": m.get("ref") == ref, timeout=180)
             if n + 1 in (count // 2, count):
                 rss[n + 1] = hub.rss_kib()
     metrics = urllib.request.urlopen(f"http://127.0.0.1:{hub.port}/metrics", timeout=5).read().decode()
