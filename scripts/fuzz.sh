@@ -5,7 +5,7 @@
 #   scripts/fuzz.sh [RUNS] [libFuzzer flags...]
 #
 # RUNS defaults to the short run for CI: 500000 inputs, stopped after 60 s
-# if not done by then (about 25 s here, plus a 15 s build). The campaign in
+# if not done by then (25-40 s here, plus a 15 s build). The campaign in
 # docs/FUZZING.md is `scripts/fuzz.sh 10000000`. Builds
 # .build/fuzz/decoder-fuzz (rebuilt when a source is newer), replays
 # Tests/Fuzz/regressions/, then fuzzes from Tests/Fuzz/corpus/decoders (read
