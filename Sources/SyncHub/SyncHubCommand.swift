@@ -116,7 +116,10 @@ struct SyncHubCommand: ParsableCommand {
             throw ValidationError(error.message)
         }
         hub.flushStore()
+        if let failure = hub.storeFailure {
+            logger.critical("stopped after a store failure; changes after it were not acknowledged", metadata: ["error": "\(failure)"])
+            throw ExitCode(3)
+        }
         logger.info("stopped cleanly")
-        if hub.storeFailure != nil { throw ExitCode(3) }
     }
 }

@@ -126,7 +126,13 @@ final class BoardStore {
             }
             try database.execute("COMMIT")
         } catch {
-            try? database.execute("ROLLBACK")
+            do {
+                try database.execute("ROLLBACK")
+            } catch let rollback {
+                // Both matter: the commit's error first, then why the
+                // transaction could not even be undone.
+                throw StoreError(description: "\(error); and the rollback failed too: \(rollback)")
+            }
             throw error
         }
     }

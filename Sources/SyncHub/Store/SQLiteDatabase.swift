@@ -74,21 +74,25 @@ final class SQLiteDatabase {
 
         deinit { sqlite3_finalize(statement) }
 
-        func bind(_ values: [Value]) {
+        func bind(_ values: [Value]) throws {
             sqlite3_reset(statement)
             sqlite3_clear_bindings(statement)
             for (index, value) in values.enumerated() {
                 let slot = Int32(index + 1)
+                let result: Int32
                 switch value {
-                case let .integer(number): sqlite3_bind_int64(statement, slot, number)
-                case let .text(text): sqlite3_bind_text(statement, slot, text, -1, csqlite_transient())
+                case let .integer(number): result = sqlite3_bind_int64(statement, slot, number)
+                case let .text(text): result = sqlite3_bind_text(statement, slot, text, -1, csqlite_transient())
+                }
+                guard result == SQLITE_OK else {
+                    throw StoreError(description: "store: cannot bind parameter \(slot): \(database.lastError)")
                 }
             }
         }
 
         /// Runs a statement that returns no rows.
         func run(_ values: [Value] = []) throws {
-            bind(values)
+            try bind(values)
             let result = sqlite3_step(statement)
             guard result == SQLITE_DONE || result == SQLITE_ROW else {
                 throw StoreError(description: "store: \(database.lastError)")
@@ -97,7 +101,7 @@ final class SQLiteDatabase {
 
         /// Runs a query and reads each row with `row`.
         func rows<T>(_ values: [Value] = [], _ row: (Row) throws -> T) throws -> [T] {
-            bind(values)
+            try bind(values)
             // Reset however it ends: a statement left mid-read would hold an
             // old read snapshot on this connection.
             defer { sqlite3_reset(statement) }
