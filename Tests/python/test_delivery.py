@@ -145,6 +145,12 @@ def test_many_past_replica_ids_keep_hello_small_memory_bounded_and_watch_live(ma
                 frames_until(ws, lambda m, ref=f"o{n}": m.get("ref") == ref, timeout=180)
             if n + 1 in (count // 2, count):
                 rss[n + 1] = hub.rss_kib()
+        # Two compaction windows of the board's own operations, so the last
+        # compaction happens with no replica's operations in flight (those
+        # are never forgotten): then only the 256 most recent idle ids remain.
+        for n in range(2 * 64 + 2):
+            ws.send(json.dumps({"type": "deselect" if n % 2 else "select", "letter": "Y", "ref": f"y{n}"}))
+        frames_until(ws, lambda m: m.get("ref") == f"y{2 * 64 + 1}", timeout=60)
     metrics = urllib.request.urlopen(f"http://127.0.0.1:{hub.port}/metrics", timeout=5).read().decode()
     forgotten = next(float(line.split()[-1]) for line in metrics.splitlines()
                      if line.startswith("synchub_replicas_forgotten_total"))
