@@ -525,6 +525,7 @@ class ReplicaClient(Link):
         kind = m.get("type")
         if kind == "sync":
             rid = self.hellos.pop(0) if self.hellos else self.rid
+            self._check_echo(m, rid)
             self._check_relay_version(m["version"], "sync")
             self._note_have(rid, m.get("have"), "sync")
             if m.get("checkpoint"):
@@ -567,6 +568,12 @@ class ReplicaClient(Link):
         else:
             self.events.violation(f"{self.name}: unexpected frame {m}")
 
+    def _check_echo(self, m, rid):
+        """`sync` and `unknown_replica` name the replica of the hello they answer (when they carry it)."""
+        if "replica" in m and m["replica"] != rid:
+            self.events.violation(f"{self.name}: {m['type']} {m.get('code', '')} names replica {m['replica']}, "
+                                  f"but answers the hello of {rid}")
+
     def _error(self, m):
         code, ref = m.get("code"), m.get("ref")
         entry = self.outstanding.pop(ref, None) if ref is not None else None
@@ -584,6 +591,7 @@ class ReplicaClient(Link):
         elif code == "unknown_replica":
             self.stats["unknown_replica"] += 1
             old = self.hellos.pop(0) if self.hellos else self.rid
+            self._check_echo(m, old)
             if old != self.rid:
                 return
             self.events.log(f"{self.name} unknown_replica {old} (sent {self.sent_max.get(old, 0)}, have {self.have.get(old, 0)})")
