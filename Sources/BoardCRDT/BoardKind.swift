@@ -12,19 +12,42 @@ public protocol BoardKind {
     /// dropped beside) to keep its meaning when replayed after concurrent ones.
     associatedtype Change: Equatable & Codable & Sendable
     /// Why an intent or change is refused, with a message a person can act on.
-    associatedtype Refusal: Error & Equatable & Codable & Sendable
+    associatedtype Refusal: KindRefusal
+
+    /// The kind's name on the wire and in the store ("letters", "set").
+    static var name: String { get }
 
     static var initialState: State { get }
 
-    /// Checks `intent` against the local state. Returns the change to record,
-    /// `nil` when it would change nothing (an idempotent retry), or throws when
-    /// the person must be told no.
-    static func prepare(_ intent: Intent, in state: State) throws(Refusal) -> Change?
+    /// Checks `intent`, made by `author` (a display name; "" when the kind
+    /// does not care), against the local state. Returns the change to
+    /// record, `nil` when it would change nothing (an idempotent retry), or
+    /// throws when the person must be told no. May draw randomness (a
+    /// shuffle's seed): whatever it draws goes into the change, so `apply`
+    /// replays it and never draws (every replica deals the same deck).
+    static func prepare(_ intent: Intent, by author: String, in state: State) throws(Refusal) -> Change?
 
-    /// Applies `change` at its place in the total order. Must accept every
-    /// change in every state (never trap): what cannot take effect any more is
-    /// `.unchanged` or `.refused`.
-    static func apply(_ change: Change, id: OperationID, to state: inout State) -> Outcome<Refusal>
+    /// Applies `operation` at its place in the total order. Rules that depend
+    /// on who acts read `operation.author`. Must accept every change in every
+    /// state (never trap) and be deterministic: what cannot take effect any
+    /// more is `.unchanged` or `.refused`. Returns `.applied` exactly when the
+    /// state changed (the hub's `version` counts those).
+    static func apply(_ operation: Operation<Change>, to state: inout State) -> Outcome<Refusal>
+
+    /// Every broken invariant of `state` (empty when all hold): the tests and
+    /// the fuzzers check it after every step.
+    static func violations(of state: State) -> [String]
+}
+
+extension BoardKind {
+    public static func violations(of state: State) -> [String] { [] }
+}
+
+/// A refusal a person can act on: a stable snake_case `code` for the wire and
+/// a sentence for the screen.
+public protocol KindRefusal: Error, Equatable, Codable, Sendable {
+    var code: String { get }
+    var message: String { get }
 }
 
 /// What an operation did when replayed in the total order.

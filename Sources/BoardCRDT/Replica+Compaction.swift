@@ -45,7 +45,6 @@ extension Replica {
     /// Folds the log's prefix into the checkpoint, keeping the newest `kept`
     /// operations. Operations stamped at or before the new frontier that
     /// arrive later are refused as stale (their senders rebase).
-    @_specialize(exported: true, where Kind == LetterBoard)
     public mutating func compact(keeping kept: Int = 0) {
         let cut = log.count - max(0, kept)
         guard cut > 0 else { return }
@@ -55,7 +54,7 @@ extension Replica {
         // of one replica keeps hashing out of the loop.
         var run: OperationID?
         for op in log[..<cut] {
-            _ = Kind.apply(op.change, id: op.id, to: &folded.state)
+            _ = Kind.apply(op, to: &folded.state)
             if let current = run, current.replica != op.id.replica { folded.versions[current.replica] = current.seq }
             run = op.id
         }
@@ -72,7 +71,6 @@ extension Replica {
     /// What a replica holding `remote` (and a checkpoint at `remoteFrontier`)
     /// lacks. The checkpoint is included when the remote's is older, so client
     /// replicas follow the hub's compactions and stay bounded too.
-    @_specialize(exported: true, where Kind == LetterBoard)
     public func delta(for remote: VersionVector, remoteFrontier: Stamp) -> Delta<Kind> {
         let includeCheckpoint = remoteFrontier < checkpoint.frontier
         let known = includeCheckpoint ? mergedCover(remote, checkpoint.versions) : remote
@@ -91,7 +89,6 @@ extension Replica {
     /// Catches up from another replica's delta: adopts its checkpoint when
     /// newer, then integrates its operations.
     @discardableResult
-    @_specialize(exported: true, where Kind == LetterBoard)
     public mutating func apply(
         _ delta: Delta<Kind>,
         freshID: () -> ReplicaID
@@ -135,7 +132,6 @@ extension Replica {
     /// takes a fresh id and records their changes again as new operations:
     /// the intents survive, stamped after the checkpoint (docs/SEMANTICS.md).
     @discardableResult
-    @_specialize(exported: true, where Kind == LetterBoard)
     public mutating func adopt(_ newCheckpoint: Checkpoint<Kind>, freshID: () -> ReplicaID) throws(CheckpointRefusal) -> AdoptReport<Kind.Change> {
         var report = AdoptReport<Kind.Change>()
         guard newCheckpoint.frontier > checkpoint.frontier else { return report }
@@ -147,11 +143,11 @@ extension Replica {
         for op in log where !folded(op) && op.stamp <= newCheckpoint.frontier {
             late.insert(op.id.replica)
         }
-        var ownLate: [Kind.Change] = []
+        var ownLate: [(change: Kind.Change, author: String)] = []
         var kept: [Op] = []
         for op in log where !folded(op) {
             if late.contains(op.id.replica) {
-                if op.id.replica == id { ownLate.append(op.change) }
+                if op.id.replica == id { ownLate.append((op.change, op.author)) }
             } else {
                 kept.append(op)
             }
@@ -178,7 +174,7 @@ extension Replica {
 
         if late.contains(id) {
             id = freshID()
-            for change in ownLate { report.rebased.append(record(change)) }
+            for late in ownLate { report.rebased.append(record(late.change, by: late.author)) }
         }
         return report
     }

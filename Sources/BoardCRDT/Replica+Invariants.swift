@@ -3,7 +3,7 @@
 /// than trap, so a fuzzer can print the seed that broke them.
 extension Replica {
     /// Every broken engine invariant, empty when all hold.
-    func engineViolations() -> [String] {
+    public func engineViolations() -> [String] {
         var problems: [String] = []
         if outcomes.count != log.count {
             problems.append("outcomes has \(outcomes.count) entries for \(log.count) operations")
@@ -35,43 +35,16 @@ extension Replica {
         if retired.contains(id) { problems.append("this replica's own id \(id) is retired") }
         var replayed = checkpoint.state
         var replayedOutcomes: [Outcome<Kind.Refusal>] = []
-        for op in log { replayedOutcomes.append(Kind.apply(op.change, id: op.id, to: &replayed)) }
+        for op in log { replayedOutcomes.append(Kind.apply(op, to: &replayed)) }
         if replayed != state { problems.append("state differs from a replay of the checkpoint and log") }
         if replayedOutcomes != outcomes { problems.append("outcomes differ from a replay of the checkpoint and log") }
         return problems
     }
 }
 
-extension LetterBoard.State {
-    /// B2: 0 to 6 distinct letters A-Z, numbered 1...n by their place.
-    func boardViolations() -> [String] {
-        var problems: [String] = []
-        if selections.count > LetterBoard.capacity { problems.append("\(selections.count) letters selected, more than 6") }
-        var seen: UInt32 = 0
-        for (index, selection) in selections.enumerated() {
-            let letter = selection.letter
-            if letter.index >= 26 {
-                problems.append("tile \(letter.index) is not A-Z")
-                continue
-            }
-            if seen & (1 << letter.index) != 0 { problems.append("\(letter) is selected twice: \(order)") }
-            seen |= 1 << letter.index
-            for other in selections[..<index] where other.selectedBy == selection.selectedBy {
-                problems.append("\(other.letter) and \(letter) were selected by the same operation")
-            }
-        }
-        // Numbers are places: 1...n with no gap, by construction of an array;
-        // checked through the public accessor the hub uses.
-        if let last = selections.last, place(of: last.letter) != selections.count {
-            problems.append("\(last.letter) is not numbered \(selections.count)")
-        }
-        return problems
-    }
-}
-
-extension Replica where Kind == LetterBoard {
-    /// All invariants of the engine and of the letter board; empty when all hold.
-    func checkInvariants() -> [String] {
-        engineViolations() + state.boardViolations() + checkpoint.state.boardViolations()
+extension Replica {
+    /// All invariants of the engine and of the board's kind; empty when all hold.
+    public func checkInvariants() -> [String] {
+        engineViolations() + Kind.violations(of: state) + Kind.violations(of: checkpoint.state)
     }
 }

@@ -41,6 +41,12 @@ public struct MergeReport<Kind: BoardKind>: Sendable {
     public var changedOutcomes: [(OperationID, Outcome<Refusal>)] = []
 
     public var changedState: Bool = false
+
+    /// Operations whose stamp changed. On the hub (`ReplicaLimits.sealsOrder`):
+    /// operations that would have landed before integrated ones and were
+    /// re-stamped after them. On their author: its own operations whose
+    /// hub version came back with that new stamp and were moved there.
+    public var restamped: [OperationID] = []
 }
 
 extension Replica {
@@ -50,16 +56,30 @@ extension Replica {
     /// Integrates operations from another replica, in any order, with
     /// duplicates. Never traps on any input.
     @discardableResult
-    @_specialize(exported: true, where Kind == LetterBoard)
     public mutating func receive(_ operations: [Op]) -> MergeReport<Kind> {
         var report = MergeReport<Kind>()
         let stateBefore = state
         var late: [Op] = []
+        var moved: [OperationID: Outcome<Kind.Refusal>] = [:]
+        var earliestMoved = Int.max
         for op in operations {
+            if op.id.replica == id, op.id.seq <= versions[id], let index = logIndex(of: op.id), log[index].stamp != op.stamp {
+                // The hub re-stamped one of ours after operations it had
+                // acknowledged: take its version (only we had seen ours).
+                moved[op.id] = outcomes[index]
+                earliestMoved = min(earliestMoved, index)
+                log.remove(at: index)
+                outcomes.remove(at: index)
+                lastLamport[id] = max(lastLamport[id] ?? 0, op.lamport)
+                clock = max(clock, op.lamport)
+                report.restamped.append(op.id)
+                late.append(op)
+                continue
+            }
             receiveOne(op, report: &report, late: &late)
         }
         if !late.isEmpty {
-            report.changedOutcomes = mergeLate(late)
+            report.changedOutcomes = mergeLate(late, from: earliestMoved, outcomesBefore: moved)
         }
         compactIfNeeded()
         report.changedState = state != stateBefore
@@ -68,7 +88,6 @@ extension Replica {
 
     /// Integrates one operation; see `receive(_:)`.
     @discardableResult
-    @_specialize(exported: true, where Kind == LetterBoard)
     public mutating func receive(_ operation: Op) -> MergeReport<Kind> {
         receive([operation])
     }
@@ -135,6 +154,12 @@ extension Replica {
     /// the log in one pass at the end of the batch (see `mergeLate`).
     private mutating func integrate(_ op: Op, report: inout MergeReport<Kind>, late: inout [Op]) -> Bool {
         let replica = op.id.replica
+        var op = op
+        if limits.sealsOrder, op.stamp <= (log.last?.stamp ?? checkpoint.frontier) || op.lamport <= (lastLamport[replica] ?? 0) {
+            // An ack is final: nothing lands before what was integrated.
+            op.lamport = max(clock, lastLamport[replica] ?? 0) + 1
+            report.restamped.append(op.id)
+        }
         if let last = lastLamport[replica], op.lamport <= last {
             report.refused.append(.clockWentBack(op.id))
             return false
@@ -150,7 +175,7 @@ extension Replica {
         report.integratedOperations.append(op)
         if late.isEmpty, log.last.map({ $0.stamp < op.stamp }) ?? true {
             log.append(op)
-            outcomes.append(Kind.apply(op.change, id: op.id, to: &state))
+            outcomes.append(Kind.apply(op, to: &state))
         } else {
             late.append(op)
         }
@@ -162,9 +187,13 @@ extension Replica {
     /// there. Inserting them one by one would cost O(log x late) moves; this
     /// is O(log + late x log(late)). Returns this replica's own operations
     /// whose outcome changed (C4: a pick refused because of concurrent ones).
-    mutating func mergeLate(_ late: [Op]) -> [(OperationID, Outcome<Kind.Refusal>)] {
+    /// `earliest` is where an operation was taken out of the log (to move,
+    /// see `receive`): replay starts there at the latest; `outcomesBefore`
+    /// holds the moved operations' outcomes, so a change of theirs is told.
+    mutating func mergeLate(_ late: [Op], from earliest: Int = .max,
+                            outcomesBefore: [OperationID: Outcome<Kind.Refusal>] = [:]) -> [(OperationID, Outcome<Kind.Refusal>)] {
         let incoming = late.sorted { $0.stamp < $1.stamp }
-        let start = insertionIndex(for: incoming[0].stamp)
+        let start = min(insertionIndex(for: incoming[0].stamp), earliest)
         var merged: [Op] = []
         var previous: [Outcome<Kind.Refusal>?] = []
         merged.reserveCapacity(log.count - start + incoming.count)
@@ -177,18 +206,18 @@ extension Replica {
                 old += 1
             } else {
                 merged.append(incoming[new])
-                previous.append(nil)
+                previous.append(outcomesBefore[incoming[new].id])
                 new += 1
             }
         }
         // The state where the merged part begins: the unchanged prefix replayed.
         var fresh = checkpoint.state
-        for op in log[..<start] { _ = Kind.apply(op.change, id: op.id, to: &fresh) }
+        for op in log[..<start] { _ = Kind.apply(op, to: &fresh) }
         log.replaceSubrange(start..., with: merged)
         outcomes.removeSubrange(start...)
         var changed: [(OperationID, Outcome<Kind.Refusal>)] = []
         for (op, before) in zip(merged, previous) {
-            let outcome = Kind.apply(op.change, id: op.id, to: &fresh)
+            let outcome = Kind.apply(op, to: &fresh)
             outcomes.append(outcome)
             if op.id.replica == id, let before, before != outcome { changed.append((op.id, outcome)) }
         }

@@ -53,29 +53,28 @@ public struct Replica<Kind: BoardKind>: Sendable {
     /// Checks `intent` against the current state and, if it changes
     /// something, records and applies it at once (local-first). Returns the
     /// operation to send to the others, or `nil` for an idempotent no-op (B9).
+    /// `author` is who acts (the kind's rules may depend on it).
     @discardableResult
-    @_specialize(exported: true, where Kind == LetterBoard)
-    public mutating func perform(_ intent: Kind.Intent) throws(Kind.Refusal) -> Op? {
-        guard let change = try Kind.prepare(intent, in: state) else { return nil }
-        return record(change)
+    public mutating func perform(_ intent: Kind.Intent, by author: String = "") throws(Kind.Refusal) -> Op? {
+        guard let change = try Kind.prepare(intent, by: author, in: state) else { return nil }
+        return record(change, by: author)
     }
 
     /// Stamps `change` as this replica's newest operation and applies it.
     /// Its stamp is after every known one, so it goes at the end of the log.
     @discardableResult
-    public mutating func record(_ change: Kind.Change) -> Op {
+    public mutating func record(_ change: Kind.Change, by author: String = "") -> Op {
         clock += 1
-        let op = Op(id: OperationID(replica: id, seq: nextSeq), lamport: clock, change: change)
+        let op = Op(id: OperationID(replica: id, seq: nextSeq), lamport: clock, author: author, change: change)
         versions[id] = op.id.seq
         lastLamport[id] = op.lamport
         log.append(op)
-        outcomes.append(Kind.apply(change, id: op.id, to: &state))
+        outcomes.append(Kind.apply(op, to: &state))
         compactIfNeeded()
         return op
     }
 
     /// What replaying `id` did, if it is still in the log.
-    @_specialize(exported: true, where Kind == LetterBoard)
     public func outcome(of id: OperationID) -> Outcome<Kind.Refusal>? {
         guard let index = logIndex(of: id) else { return nil }
         return outcomes[index]
@@ -100,7 +99,7 @@ public struct Replica<Kind: BoardKind>: Sendable {
         newOutcomes.reserveCapacity(log.count)
         var changed: [(OperationID, Outcome<Kind.Refusal>)] = []
         for op in log {
-            let outcome = Kind.apply(op.change, id: op.id, to: &fresh)
+            let outcome = Kind.apply(op, to: &fresh)
             newOutcomes.append(outcome)
             if op.id.replica == id, let old = before[op.id], old != outcome {
                 changed.append((op.id, outcome))
@@ -121,10 +120,19 @@ public struct ReplicaLimits: Sendable, Equatable {
     /// Automatic compaction on; the hub keeps it on, a client replica leaves
     /// compaction to the hub and adopts its checkpoints.
     public var compacts: Bool
+    /// An acknowledged operation is final (docs/SEMANTICS.md, "An ack is
+    /// final"): the hub sets this, and an operation that would land before
+    /// operations it already integrated is re-stamped after them instead
+    /// (its change is applied to the current state, where the kind's rules
+    /// accept or refuse it). Only its author has seen it before, so no other
+    /// replica ever orders it differently; the author moves its copy when
+    /// the hub's version comes back (`MergeReport.restamped`).
+    public var sealsOrder: Bool
 
-    public init(keptOperations: Int = 1024, maxPending: Int = 4096, compacts: Bool = true) {
+    public init(keptOperations: Int = 1024, maxPending: Int = 4096, compacts: Bool = true, sealsOrder: Bool = false) {
         self.keptOperations = max(1, keptOperations)
         self.maxPending = max(0, maxPending)
         self.compacts = compacts
+        self.sealsOrder = sealsOrder
     }
 }

@@ -4,18 +4,15 @@ import Foundation
 /// Encodes the hub's messages. The thin ones are written by hand: they are
 /// on the hot path (a state frame per board change) and have a fixed shape.
 public enum HubMessage {
-    /// `{"type":"state","board":...,"version":...,"order":[...],"clients":...}`
-    /// `names` lists display names of replica clients that gave one.
-    public static func state(board: String, version: UInt64, order: [Letter], clients: Int, names: [String] = []) -> String {
+    /// `{"type":"state","board":...,"kind":...,"version":...,<the kind's members>,"clients":...}`
+    /// `names` lists the display names given on the board (`join`, `hello`).
+    public static func state(board: String, kind: String, version: UInt64, members: String, clients: Int, names: [String] = []) -> String {
         var out = "{\"type\":\"state\",\"board\":"
-        out.reserveCapacity(96)
+        out.reserveCapacity(96 + members.utf8.count)
         appendJSONString(board, to: &out)
-        out += ",\"version\":\(version),\"order\":["
-        for (index, letter) in order.enumerated() {
-            if index > 0 { out += "," }
-            out += "\"\(letter)\""
-        }
-        out += "],\"clients\":\(clients)"
+        out += ",\"kind\":\"\(kind)\",\"version\":\(version),"
+        out += members
+        out += ",\"clients\":\(clients)"
         if !names.isEmpty {
             out += ",\"names\":["
             for (index, name) in names.enumerated() {
@@ -31,17 +28,32 @@ public enum HubMessage {
     /// `have`, on answers to a replica client's `ops`: the highest sequence
     /// number of its replica the hub holds durably. Operations after it were
     /// not integrated (they wait behind a gap) and must be sent again.
-    public static func ack(ref: String?, version: UInt64, have: UInt64? = nil) -> String {
+    /// `members`: the kind's own fields (`WireKind.ackMembers`), or "".
+    public static func ack(ref: String?, version: UInt64, have: UInt64? = nil, members: String = "") -> String {
         var out = "{\"type\":\"ack\""
         appendRef(ref, to: &out)
         out += ",\"version\":\(version)"
         if let have { out += ",\"have\":\(have)" }
+        if !members.isEmpty { out += "," + members }
         out += "}"
         return out
     }
 
     public static func rejected(ref: String?, code: String, message: String) -> String {
         var out = "{\"type\":\"rejected\""
+        appendRef(ref, to: &out)
+        out += ",\"code\":"
+        appendJSONString(code, to: &out)
+        out += ",\"message\":"
+        appendJSONString(message, to: &out)
+        out += "}"
+        return out
+    }
+
+    /// Told to an author whose acknowledged change a later one by someone
+    /// else overwrote or undid (KINDS "Frames"); never an answer.
+    public static func notice(ref: String?, code: String, message: String) -> String {
+        var out = "{\"type\":\"notice\""
         appendRef(ref, to: &out)
         out += ",\"code\":"
         appendJSONString(code, to: &out)
@@ -70,29 +82,33 @@ public enum HubMessage {
     /// `have`, the replica's own highest sequence number the hub holds.
     /// `replica` echoes the `hello`'s, so a client that changed its id since
     /// can tell an answer meant for its old one.
-    public static func sync(_ delta: Delta<LetterBoard>, board: String, version: UInt64, replica: ReplicaID, have: UInt64) throws(FrameEncodingError) -> String {
-        try encode(SyncFrame(type: "sync", board: board, version: version, replica: replica, have: have,
-                             checkpoint: delta.checkpoint, operations: delta.operations))
+    /// `name` is the name the replica's operations must carry (its hello's,
+    /// or the `guest-N` the hub gave the connection).
+    public static func sync<Kind: WireKind>(_ delta: Delta<Kind>, board: String, version: UInt64, replica: ReplicaID, have: UInt64,
+                                            name: String) throws(FrameEncodingError) -> String {
+        try encode(SyncFrame<Kind>(type: "sync", board: board, version: version, replica: replica, have: have, name: name,
+                                   checkpoint: delta.checkpoint, operations: delta.operations))
     }
 
     /// Replica protocol: operations merged by the hub, relayed to replica clients.
-    public static func operations(_ operations: [BoardOperation], board: String, version: UInt64) -> String {
+    public static func operations<Kind: WireKind>(_ operations: [BoardCRDT.Operation<Kind.Change>], of kind: Kind.Type, board: String, version: UInt64) -> String {
         var out = "{\"type\":\"ops\",\"board\":"
         appendJSONString(board, to: &out)
         out += ",\"version\":\(version),\"operations\":["
         for (index, operation) in operations.enumerated() {
             if index > 0 { out += "," }
-            out += operation.jsonText
+            out += Kind.operationJSON(operation)
         }
         return out + "]}"
     }
 
     /// Replica protocol: the hub compacted; replicas adopt this checkpoint.
-    public static func checkpoint(_ checkpoint: Checkpoint<LetterBoard>, board: String, version: UInt64) throws(FrameEncodingError) -> String {
-        try encode(SyncFrame(type: "checkpoint", board: board, version: version, replica: nil, have: nil, checkpoint: checkpoint, operations: []))
+    public static func checkpoint<Kind: WireKind>(_ checkpoint: Checkpoint<Kind>, board: String, version: UInt64) throws(FrameEncodingError) -> String {
+        try encode(SyncFrame<Kind>(type: "checkpoint", board: board, version: version, replica: nil, have: nil, name: nil,
+                                   checkpoint: checkpoint, operations: []))
     }
 
-    static func encode(_ frame: SyncFrame) throws(FrameEncodingError) -> String {
+    static func encode<Kind: WireKind>(_ frame: SyncFrame<Kind>) throws(FrameEncodingError) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
         do {
@@ -128,15 +144,16 @@ public enum HubMessage {
 }
 
 /// The replica-protocol frames `sync`, `ops` and `checkpoint` (hub to client).
-public struct SyncFrame: Codable, Sendable {
+public struct SyncFrame<Kind: WireKind>: Codable, Sendable {
     public var type: String
     public var board: String
     public var version: UInt64
     /// On `sync` only: see `HubMessage.sync`.
     public var replica: ReplicaID?
     public var have: UInt64?
-    public var checkpoint: Checkpoint<LetterBoard>?
-    public var operations: [BoardOperation]
+    public var name: String?
+    public var checkpoint: Checkpoint<Kind>?
+    public var operations: [BoardCRDT.Operation<Kind.Change>]
 }
 
 /// A frame the hub could not encode (a value JSON cannot hold). Never sent

@@ -61,7 +61,7 @@ import Testing
 
     @Test func statusBarSaysNameConnectionPeopleAndRefusal() {
         var screen = model(order: "ABCDEF", name: "kitchen")
-        screen.refusal = ScreenModel.refusalText(.boardFull)
+        screen.refusal = ScreenModel.refusalText(code: BoardRefusal.boardFull.code, message: BoardRefusal.boardFull.message)
         screen.connection = .reconnecting(attempt: 2)
         let layout = BoardScreen.layout(screen, width: 120, height: 40)
         let bar = visible(BoardScreen.render(screen, width: 120, height: 40, colour: .ansi256)[layout.statusBar.y])

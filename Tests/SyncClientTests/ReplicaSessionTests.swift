@@ -15,22 +15,22 @@ struct ReplicaSessionTests {
         func take() -> ReplicaID { defer { next += 1 }; return ReplicaID(next) }
     }
 
-    static func frame(_ json: String) -> IncomingFrame {
+    static func frame(_ json: String) -> IncomingFrame<LetterBoard> {
         var text = json
         return text.withUTF8 { bytes in
-            switch IncomingFrame.decode(UnsafeRawBufferPointer(bytes)) {
+            switch IncomingFrame<LetterBoard>.decode(UnsafeRawBufferPointer(bytes)) {
             case let .success(frame): return frame
             case let .failure(error): preconditionFailure("test frame does not decode: \(error)")
             }
         }
     }
 
-    static func sync(_ replica: UInt64, have: UInt64, checkpoint: String = "null", operations: String = "[]") -> IncomingFrame {
+    static func sync(_ replica: UInt64, have: UInt64, checkpoint: String = "null", operations: String = "[]") -> IncomingFrame<LetterBoard> {
         frame(#"{"type":"sync","board":"k","version":1,"replica":\#(replica),"have":\#(have),"checkpoint":\#(checkpoint),"operations":\#(operations)}"#)
     }
 
     /// The operations (replica, seq) in the `ops` frames among `outputs`.
-    static func sentOperations(_ outputs: [ReplicaSession.Output]) -> [[UInt64]] {
+    static func sentOperations(_ outputs: [ReplicaSession<LetterBoard>.Output]) -> [[UInt64]] {
         outputs.flatMap { output -> [[UInt64]] in
             guard case let .send(text) = output,
                   let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
@@ -39,7 +39,7 @@ struct ReplicaSessionTests {
         }
     }
 
-    static func hellos(_ outputs: [ReplicaSession.Output]) -> [UInt64] {
+    static func hellos(_ outputs: [ReplicaSession<LetterBoard>.Output]) -> [UInt64] {
         outputs.compactMap { output in
             guard case let .send(text) = output, text.contains(#""type":"hello""#),
                   let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else { return nil }
@@ -53,7 +53,7 @@ struct ReplicaSessionTests {
     /// removed the rebased select of B, which never reached the hub.)
     @Test func answersAboutAnOldReplicaIdDoNotDropTheNewOnesOperations() throws {
         let ids = Ids()
-        var session = ReplicaSession(name: nil, freshID: ids.take)
+        var session = ReplicaSession<LetterBoard>(name: nil, freshID: ids.take)
         _ = session.connect()
         _ = session.receive(Self.sync(1, have: 0), now: 0)
         #expect(Self.sentOperations(session.perform(.select(Letter("A")!))) == [[1, 1]])
@@ -86,7 +86,7 @@ struct ReplicaSessionTests {
 
     /// An answer short of its frame resends from `have + 1`, once per round.
     @Test func aGapIsFilledByResendingFromHave() {
-        var session = ReplicaSession(name: nil, freshID: Ids().take)
+        var session = ReplicaSession<LetterBoard>(name: nil, freshID: Ids().take)
         _ = session.connect()
         _ = session.receive(Self.sync(1, have: 0), now: 0)
         for letter in ["A", "B", "C"] { _ = session.perform(.select(Letter(letter)!)) }
@@ -101,24 +101,24 @@ struct ReplicaSessionTests {
     /// A dropped `ops` frame is sent again after a short delay; a dropped
     /// `hello` too (before, the session stayed unsynced for ever).
     @Test func whatTheRateLimiterDroppedIsSentAgainLater() {
-        var session = ReplicaSession(name: nil, freshID: Ids().take)
+        var session = ReplicaSession<LetterBoard>(name: nil, freshID: Ids().take)
         _ = session.connect()
         let dropped = Self.frame(#"{"type":"error","code":"rate_limited","message":"m"}"#)
         #expect(session.receive(dropped, now: 0).isEmpty)
-        #expect(session.tick(now: ReplicaSession.rateLimitedDelay - 1).isEmpty)
-        #expect(Self.hellos(session.tick(now: ReplicaSession.rateLimitedDelay)) == [1])
+        #expect(session.tick(now: ReplicaSession<LetterBoard>.rateLimitedDelay - 1).isEmpty)
+        #expect(Self.hellos(session.tick(now: ReplicaSession<LetterBoard>.rateLimitedDelay)) == [1])
         _ = session.receive(Self.sync(1, have: 0), now: 0)
         _ = session.perform(.select(Letter("A")!))
         _ = session.receive(Self.frame(#"{"type":"error","ref":"s1.1","code":"rate_limited","message":"m","have":0}"#), now: 10)
         #expect(session.unacknowledged.count == 1)
-        #expect(Self.sentOperations(session.tick(now: 10 + ReplicaSession.rateLimitedDelay)) == [[1, 1]])
+        #expect(Self.sentOperations(session.tick(now: 10 + ReplicaSession<LetterBoard>.rateLimitedDelay)) == [[1, 1]])
     }
 
     /// `unknown_replica` about the current id: start afresh under a new id and
     /// record the unacknowledged changes again once the board has arrived; the
     /// same answer about an older id is ignored.
     @Test func unknownReplicaStartsAfreshAndKeepsThePersonsChanges() {
-        var session = ReplicaSession(name: nil, freshID: Ids().take)
+        var session = ReplicaSession<LetterBoard>(name: nil, freshID: Ids().take)
         _ = session.connect()
         _ = session.receive(Self.sync(1, have: 0), now: 0)
         _ = session.perform(.select(Letter("K")!))
@@ -136,7 +136,7 @@ struct ReplicaSessionTests {
     /// greets the hub in under 1 KiB (before, its version vector went in the
     /// `hello`, and past ~300 ids the hub closed it with 1009, for ever).
     @Test func helloStaysSmallWhateverTheBoardMet() {
-        var session = ReplicaSession(name: "wall screen", freshID: Ids().take)
+        var session = ReplicaSession<LetterBoard>(name: "wall screen", freshID: Ids().take)
         _ = session.connect()
         let letters = ["A", "B"]
         let operations = (0..<100_000).map { n in

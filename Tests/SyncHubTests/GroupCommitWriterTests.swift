@@ -60,7 +60,8 @@ struct GroupCommitWriterTests {
     }
 
     private func record(version: UInt64) -> DurableRecord {
-        DurableRecord(board: "k", hubReplica: ReplicaID(1), operations: [], version: version, order: [], replies: [], author: nil, checkpoint: nil)
+        DurableRecord(board: "k", kind: "letters", hubReplica: ReplicaID(1), operations: [], version: version, replies: [], author: nil,
+                      checkpoint: nil, keyed: nil)
     }
 }
 

@@ -24,7 +24,7 @@ struct HubCoreDeliveryTests {
         #expect(answer?["type"] as? String == "ack")
         #expect(answer?["have"] as? Int == 0, "seq 2 waits behind the gap: the hub holds none of replica 9's operations")
         #expect(H.frames(first, to: 2).isEmpty, "nothing is relayed while the gap is open")
-        #expect(hub.core.boards["k"]?.durableOrder == [])
+        #expect(hub.letters()?.replica.state.order == [])
 
         hub.send(1, H.selects(9, [(1, 20, "A")], ref: "s1.2"))
         hub.hold()
@@ -103,7 +103,7 @@ struct HubCoreDeliveryTests {
         #expect(answer?["ref"] as? String == "again")
         #expect(answer?["version"] as? Int == ack?["version"] as? Int, "the first answer, again")
         #expect(hub.core.takeRecords().isEmpty)
-        #expect(hub.core.boards["k"]?.replica.state.order == [Letter("B")].compactMap { $0 })
+        #expect(hub.letters()?.replica.state.order == [Letter("B")].compactMap { $0 })
     }
 
     /// A resend that arrives before the first is durable waits for it and
@@ -147,13 +147,13 @@ struct HubCoreDeliveryTests {
         hub.send(1, #"{"type":"select","letter":"A"}"#)
         hub.hold()
         #expect(hub.inFlight.first?.hubReplica == ReplicaID(5))
-        let stored = StoredBoard(version: 1, checkpoint: .empty, operations: hub.inFlight.flatMap(\.operations), hubReplica: ReplicaID(5))
+        let stored = StoredBoard(version: 1, checkpoint: nil, operations: hub.inFlight.flatMap(\.operations).map(\.json), hubReplica: ReplicaID(5))
         var restarted = H(hubReplica: ReplicaID(6))
         restarted.join(1, stored: stored)
         restarted.send(1, #"{"type":"select","letter":"B"}"#)
-        let replicas = restarted.core.boards["k"]?.replica.versions.entries.keys.map(\.rawValue)
+        let replicas = restarted.letters()?.replica.versions.entries.keys.map(\.rawValue)
         #expect(replicas == [5])
-        #expect(restarted.core.boards["k"]?.replica.versions[ReplicaID(5)] == 2)
+        #expect(restarted.letters()?.replica.versions[ReplicaID(5)] == 2)
     }
 
     /// Bounded replica metadata: a board that met thousands of replica ids
@@ -174,7 +174,7 @@ struct HubCoreDeliveryTests {
             if replica % 8 == 0 { _ = hub.commit() }
         }
         _ = hub.commit()
-        let room = try #require(hub.core.boards["k"])
+        let room = try #require(hub.letters())
         // The 8 most recent idle ones, plus the board's own, the connected
         // one, those with operations after the checkpoint (at most 2 x 16)
         // and those with operations not yet durable (at most 8 here).
@@ -205,7 +205,7 @@ struct HubCoreCatchUpTests {
         _ = hub.commit()
         hub.send(1, #"{"type":"select","letter":"B"}"#)
         hub.hold()
-        let room = try #require(hub.core.boards["k"])
+        let room = try #require(hub.letters())
         #expect(room.compactionInFlight)
         #expect(H.frames(hub.send(2, #"{"type":"hello","replica":9}"#), to: 2).isEmpty, "no sync while the checkpoint is in flight")
         let after = hub.commit()
@@ -214,11 +214,11 @@ struct HubCoreCatchUpTests {
         #expect(sync?["replica"] as? Int == 9)
         // Its checkpoint and operations give exactly the durable order.
         let data = try JSONSerialization.data(withJSONObject: sync ?? [:])
-        let frame = try JSONDecoder().decode(SyncFrame.self, from: data)
+        let frame = try JSONDecoder().decode(SyncFrame<LetterBoard>.self, from: data)
         var client = Replica<LetterBoard>(id: ReplicaID(9), limits: ReplicaLimits(compacts: false))
         if let checkpoint = frame.checkpoint { _ = try client.adopt(checkpoint, freshID: { ReplicaID(10) }) }
         client.receive(frame.operations)
-        #expect(client.state.order == room.durableOrder)
+        #expect(client.state == room.replica.state)
     }
 
     /// Loading a board with more operations than the window compacts it;
@@ -226,17 +226,17 @@ struct HubCoreCatchUpTests {
     /// sends, and the next record stores it.
     @Test func aBoardThatCompactsWhileLoadingSyncsItsWholeState() throws {
         var writer = Replica<LetterBoard>(id: ReplicaID(5), limits: ReplicaLimits(compacts: false))
-        var operations: [BoardOperation] = []
+        var operations: [BoardCRDT.Operation<LetterBoard.Change>] = []
         let intents: [LetterBoard.Intent] = ["A", "B", "C", "D", "E"].map { .select(Letter($0)!) }
             + [.deselect(Letter("B")!), .select(Letter("F")!), .move(Letter("F")!, to: 1)]
         for intent in intents { operations += try [#require(try writer.perform(intent))] }
         var limits = HubLimits()
         limits.keptOperations = 2
         var hub = H(limits: limits)
-        hub.join(1, stored: StoredBoard(version: 8, checkpoint: .empty, operations: operations, hubReplica: ReplicaID(5)))
+        hub.join(1, stored: StoredBoard(version: 8, checkpoint: nil, operations: operations.map(LetterBoard.operationJSON), hubReplica: ReplicaID(5)))
         let sync = H.frames(hub.send(1, #"{"type":"hello","replica":9}"#), to: 1).first
         let data = try JSONSerialization.data(withJSONObject: sync ?? [:])
-        let frame = try JSONDecoder().decode(SyncFrame.self, from: data)
+        let frame = try JSONDecoder().decode(SyncFrame<LetterBoard>.self, from: data)
         var client = Replica<LetterBoard>(id: ReplicaID(9), limits: ReplicaLimits(compacts: false))
         if let checkpoint = frame.checkpoint { _ = try client.adopt(checkpoint, freshID: { ReplicaID(10) }) }
         client.receive(frame.operations)

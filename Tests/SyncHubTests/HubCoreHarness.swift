@@ -14,20 +14,23 @@ struct HubCoreHarness {
         core = HubCore(hubReplica: hubReplica, limits: limits)
     }
 
-    static func parse(_ text: String) -> Result<ClientMessage, ProtocolError> {
-        var text = text
-        return text.withUTF8 { buffer in
-            do throws(ProtocolError) { return .success(try ClientMessage.parse(UnsafeRawBufferPointer(buffer))) } catch { return .failure(error) }
-        }
-    }
-
+    /// Parses `text` as the board of `connection` would (the shell's path).
     @discardableResult
     mutating func send(_ connection: UInt64, _ text: String) -> [HubAction] {
-        core.handle(.frame(connection: connection, Self.parse(text)))
+        var text = text
+        guard let frame = text.withUTF8({ core.parse(connection: connection, UnsafeRawBufferPointer($0)) }) else { return [] }
+        return core.handle(.frame(connection: connection, frame))
     }
 
-    mutating func join(_ connection: UInt64, board: String = "k", stored: StoredBoard? = nil) {
-        _ = core.handle(.joined(connection: connection, board: board, stored: stored))
+    /// `board` is a board key (`BoardAddress.key`): "k" a letter board, "set/t" a Set table.
+    @discardableResult
+    mutating func join(_ connection: UInt64, board: String = "k", stored: StoredBoard? = nil) -> [HubAction] {
+        core.handle(.joined(connection: connection, board: BoardAddress(key: board), stored: stored))
+    }
+
+    /// The letter board `board`'s room.
+    func letters(_ board: String = "k") -> KindRoom<LetterBoard>? {
+        core.boards[board] as? KindRoom<LetterBoard>
     }
 
     /// Takes what the core recorded into `inFlight` (handed to the store).

@@ -8,11 +8,11 @@ import Testing
 struct HubCoreTests {
     var core = HubCore(hubReplica: ReplicaID(1), limits: HubLimits())
 
-    func frame(_ text: String) -> Result<ClientMessage, ProtocolError> {
+    /// A text frame of `connection`, parsed by its board's kind as the shell does.
+    mutating func frame(_ connection: UInt64, _ text: String) -> [HubAction] {
         var text = text
-        return text.withUTF8 { buffer in
-            do throws(ProtocolError) { return .success(try ClientMessage.parse(UnsafeRawBufferPointer(buffer))) } catch { return .failure(error) }
-        }
+        guard let parsed = text.withUTF8({ core.parse(connection: connection, UnsafeRawBufferPointer($0)) }) else { return [] }
+        return core.handle(.frame(connection: connection, parsed))
     }
 
     /// Commits what the core recorded, as the in-memory shell does.
@@ -36,8 +36,8 @@ struct HubCoreTests {
     }
 
     @Test mutating func joinPublishesTheStateWithThePresenceCount() {
-        _ = core.handle(.joined(connection: 1, board: "k", stored: nil))
-        _ = core.handle(.joined(connection: 2, board: "k", stored: nil))
+        _ = core.handle(.joined(connection: 1, board: BoardAddress(key: "k"), stored: nil))
+        _ = core.handle(.joined(connection: 2, board: BoardAddress(key: "k"), stored: nil))
         let state = published(core.publishChanged())
         #expect(state?["clients"] as? Int == 2)
         #expect(state?["order"] as? [String] == [])
@@ -47,9 +47,9 @@ struct HubCoreTests {
 
     /// The ack and the new state wait for the store (durability), then go out together.
     @Test mutating func ackOnlyAfterCommit() {
-        _ = core.handle(.joined(connection: 1, board: "k", stored: nil))
+        _ = core.handle(.joined(connection: 1, board: BoardAddress(key: "k"), stored: nil))
         _ = core.publishChanged()
-        let immediate = core.handle(.frame(connection: 1, frame(#"{"type":"select","letter":"C","ref":"r1"}"#)))
+        let immediate = frame(1, #"{"type":"select","letter":"C","ref":"r1"}"#)
         #expect(immediate.isEmpty)
         #expect(core.publishChanged().isEmpty)
         let after = commit()
@@ -60,20 +60,20 @@ struct HubCoreTests {
 
     /// B5: the seventh select is rejected with board_full.
     @Test mutating func seventhSelectRejected() {
-        _ = core.handle(.joined(connection: 1, board: "k", stored: nil))
+        _ = core.handle(.joined(connection: 1, board: BoardAddress(key: "k"), stored: nil))
         for letter in ["A", "B", "C", "D", "E", "F", "G"] {
-            _ = core.handle(.frame(connection: 1, frame(#"{"type":"select","letter":"\#(letter)","ref":"\#(letter)"}"#)))
+            _ = frame(1, #"{"type":"select","letter":"\#(letter)","ref":"\#(letter)"}"#)
         }
         let replies = sends(commit(), to: 1)
         #expect(replies.last?["type"] as? String == "rejected")
         #expect(replies.last?["code"] as? String == "board_full")
-        #expect(core.boards["k"]?.replica.state.order.count == 6)
+        #expect((core.boards["k"] as? KindRoom<LetterBoard>)?.replica.state.order.count == 6)
     }
 
     /// B10: a malformed frame gets a coded error at once and changes nothing.
     @Test mutating func malformedFrameGetsError() {
-        _ = core.handle(.joined(connection: 1, board: "k", stored: nil))
-        let actions = core.handle(.frame(connection: 1, frame(#"{"type":"select","letter":"7"}"#)))
+        _ = core.handle(.joined(connection: 1, board: BoardAddress(key: "k"), stored: nil))
+        let actions = frame(1, #"{"type":"select","letter":"7"}"#)
         #expect(sends(actions, to: 1).first?["code"] as? String == "bad_letter")
         #expect(core.takeRecords().isEmpty)
         #expect(core.boards["k"]?.version == 0)
@@ -86,10 +86,10 @@ struct HubCoreTests {
         limits.badFrameBurst = 3
         limits.badFramesPerSecond = 0.001
         core = HubCore(hubReplica: ReplicaID(1), limits: limits)
-        _ = core.handle(.joined(connection: 1, board: "k", stored: nil))
+        _ = core.handle(.joined(connection: 1, board: BoardAddress(key: "k"), stored: nil))
         var all: [HubAction] = []
         for _ in 0..<10 {
-            all += core.handle(.frame(connection: 1, frame(#"{"type":"deselect","letter":"A"}"#)))
+            all += frame(1, #"{"type":"deselect","letter":"A"}"#)
         }
         #expect(sends(all, to: 1).contains { $0["code"] as? String == "rate_limited" })
         #expect(all.contains { if case .close(1, 1008, _) = $0 { true } else { false } })
@@ -98,19 +98,19 @@ struct HubCoreTests {
     /// Replica clients: hello gets what they lack; their operations are
     /// acked after commit and relayed to the other replicas.
     @Test mutating func replicaHelloOpsAndRelay() throws {
-        _ = core.handle(.joined(connection: 1, board: "k", stored: nil))
-        _ = core.handle(.joined(connection: 2, board: "k", stored: nil))
-        _ = core.handle(.frame(connection: 1, frame(#"{"type":"select","letter":"Q","ref":"q"}"#)))
+        _ = core.handle(.joined(connection: 1, board: BoardAddress(key: "k"), stored: nil))
+        _ = core.handle(.joined(connection: 2, board: BoardAddress(key: "k"), stored: nil))
+        _ = frame(1, #"{"type":"select","letter":"Q","ref":"q"}"#)
         _ = commit()
-        let hello = core.handle(.frame(connection: 2, frame(#"{"type":"hello","replica":9,"name":"bo"}"#)))
+        let hello = frame(2, #"{"type":"hello","replica":9,"name":"bo"}"#)
         let sync = sends(hello, to: 2).first
         #expect(sync?["type"] as? String == "sync")
         #expect((sync?["operations"] as? [Any])?.count == 1)
-        _ = core.handle(.frame(connection: 3, frame(#"{"type":"hello","replica":9}"#)))
-        _ = core.handle(.joined(connection: 3, board: "k", stored: nil))
-        _ = core.handle(.frame(connection: 3, frame(#"{"type":"hello","replica":10}"#)))
+        _ = frame(3, #"{"type":"hello","replica":9}"#)
+        _ = core.handle(.joined(connection: 3, board: BoardAddress(key: "k"), stored: nil))
+        _ = frame(3, #"{"type":"hello","replica":10}"#)
         let ops = #"{"type":"ops","ref":"s1","operations":[{"id":[9,1],"lamport":50,"change":{"op":"select","letter":"R"}}]}"#
-        #expect(core.handle(.frame(connection: 2, frame(ops))).isEmpty)
+        #expect(frame(2, ops).isEmpty)
         let after = commit()
         #expect(sends(after, to: 2).first?["type"] as? String == "ack")
         #expect(after.contains { if case let .relay(_, to) = $0 { to == [3] } else { false } })
@@ -123,19 +123,25 @@ struct HubCoreTests {
         limits.evictAfterSeconds = 1
         core = HubCore(hubReplica: ReplicaID(1), limits: limits)
         core.now = 1_000_000_000
-        _ = core.handle(.joined(connection: 1, board: "k", stored: nil))
+        _ = core.handle(.joined(connection: 1, board: BoardAddress(key: "k"), stored: nil))
         _ = core.handle(.left(connection: 1))
         core.now += 2_000_000_000
         #expect(core.evictIdle(durable: false).isEmpty)
         #expect(core.evictIdle(durable: true) == ["k"])
-        #expect(!core.holds(board: "k"))
+        #expect(!core.holds(board: BoardAddress(key: "k")))
     }
 
     @Test func boardPaths() {
-        #expect(BoardPath.boardName(inPath: "/boards/kitchen-1.b_2") == .success("kitchen-1.b_2"))
-        #expect(BoardPath.boardName(inPath: "/other") == .failure(PathRefusal(status: 404, message: "no such endpoint: boards live at /boards/NAME")))
-        for bad in ["/boards/", "/boards/.x", "/boards/a b", "/boards/" + String(repeating: "a", count: 65), "/boards/é"] {
-            guard case let .failure(refusal) = BoardPath.boardName(inPath: bad) else {
+        #expect(BoardAddress.parse(path: "/boards/kitchen-1.b_2") == .success(BoardAddress(kind: "letters", name: "kitchen-1.b_2")))
+        #expect(BoardAddress(key: "kitchen").key == "kitchen")
+        guard case let .failure(unknown) = BoardAddress.parse(path: "/other") else {
+            Issue.record("accepted /other")
+            return
+        }
+        #expect(unknown.status == 404)
+        #expect(unknown.message.contains("/boards/NAME"))
+        for bad in ["/boards/", "/boards/.x", "/boards/a b", "/boards/" + String(repeating: "a", count: 65), "/boards/é", "/boards/a/b"] {
+            guard case let .failure(refusal) = BoardAddress.parse(path: bad) else {
                 Issue.record("accepted \(bad)")
                 continue
             }

@@ -5,15 +5,15 @@ import Testing
 /// The fast path must accept exactly what the full decoder accepts, with
 /// the same result, and leave everything else to it.
 struct ThinIntentScannerTests {
-    func parse(_ text: String) -> Result<ClientMessage, ProtocolError> {
+    func parse(_ text: String) -> Result<ClientMessage<LetterBoard>, ProtocolError> {
         var text = text
         return text.withUTF8 { buffer in
-            do throws(ProtocolError) { return .success(try ClientMessage.parse(UnsafeRawBufferPointer(buffer))) } catch { return .failure(error) }
+            do throws(ProtocolError) { return .success(try ClientMessage<LetterBoard>.parse(UnsafeRawBufferPointer(buffer))) } catch { return .failure(error) }
         }
     }
 
     @Test(arguments: [
-        (#"{"type":"select","letter":"C","ref":"r1"}"#, ClientMessage.intent(.select(Letter("C")!), ref: "r1")),
+        (#"{"type":"select","letter":"C","ref":"r1"}"#, ClientMessage<LetterBoard>.intent(.select(Letter("C")!), ref: "r1")),
         (#"{ "letter" : "Z" , "type" : "deselect" }"#, .intent(.deselect(Letter("Z")!), ref: nil)),
         (#"{"type":"move","letter":"A","to":2,"ref":"m"}"#, .intent(.move(Letter("A")!, to: 2), ref: "m")),
         (#"{"type":"move","letter":"A","to":-3}"#, .intent(.move(Letter("A")!, to: -3), ref: nil)),
@@ -21,7 +21,7 @@ struct ThinIntentScannerTests {
         (#"{"type":"select","letter":"C","ref":"with \"escape\""}"#, .intent(.select(Letter("C")!), ref: "with \"escape\"")),
         (#"{"type":"select","letter":"C","extra":[1,2]}"#, .intent(.select(Letter("C")!), ref: nil)),
     ])
-    func acceptedFramesMatch(text: String, expected: ClientMessage) throws {
+    func acceptedFramesMatch(text: String, expected: ClientMessage<LetterBoard>) throws {
         #expect(try parse(text).get() == expected)
     }
 

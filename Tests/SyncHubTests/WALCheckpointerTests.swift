@@ -50,8 +50,8 @@ struct WALCheckpointerTests {
         checkpointer.onFailure = { error in failures.add(error.description) }
         checkpointer.start()
         for version in 1...200 {
-            try store.commit([DurableRecord(board: "b\(version % 7)", hubReplica: ReplicaID(1), operations: [], version: UInt64(version), order: [],
-                                            replies: [], author: nil, checkpoint: nil)])
+            try store.commit([DurableRecord(board: "b\(version % 7)", kind: "letters", hubReplica: ReplicaID(1), operations: [],
+                                            version: UInt64(version), replies: [], author: nil, checkpoint: nil, keyed: nil)])
         }
         checkpointer.stop()
         #expect(failures.all.isEmpty)

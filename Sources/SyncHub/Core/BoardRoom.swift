@@ -1,18 +1,19 @@
 import BoardCRDT
 import SyncWire
 
-/// One board held by the hub: its replica, who is on it, and what of it is durable.
+/// One board held by the hub, whatever its kind: who is on it, its version,
+/// its idempotency keys and what of it is in flight to the store. The kind's
+/// replica and rules live in the subclass `KindRoom<Kind>`; `HubCore` talks
+/// to every board through the overridable methods here.
 /// A class so that merging into a board's replica never copies its log.
-final class BoardRoom {
+class BoardRoom {
+    let address: BoardAddress
+    /// `address.key`: the board's key in the hub and the store.
     let name: String
-    var replica: Replica<LetterBoard>
-    /// Grows with every change of the order (CONTRACT `version`).
+    /// Grows with every change of the board's shared state (KINDS `version`).
     var version: UInt64
-    /// The newest durable version and order: what `state` frames show.
+    /// The newest durable version: what `state` frames show.
     var durableVersion: UInt64
-    var durableOrder: [Letter]
-    /// The newest checkpoint the store holds: what a `sync` may send.
-    var durableCheckpoint: Checkpoint<LetterBoard>
     var members: [UInt64: Member] = [:]
     /// The members whose `hello` was accepted (replica clients), kept apart
     /// so that relaying costs nothing on boards of thin clients.
@@ -26,52 +27,67 @@ final class BoardRoom {
     /// The state frame needs sending (change, join or leave).
     var needsPublish = false
     var emptySince: UInt64?
-    /// The checkpoint frontier last sent to the store.
-    var storedFrontier: Stamp
     /// Idempotency keys of thin intents (at most once, KINDS "Frames").
     var keys: IntentKeys
     /// Replica clients whose `sync` waits for a compaction to become
-    /// durable (see `catchUp`), with the frontier each said it holds.
+    /// durable, with the frontier each said it holds.
     var awaitingSync: [(connection: UInt64, frontier: Stamp)] = []
 
-    /// Whether the board compacted in memory and the store does not hold
-    /// that checkpoint yet: the operations it folded are in neither the
-    /// durable checkpoint nor the log, so a `sync` now would miss them.
-    var compactionInFlight: Bool { replica.checkpoint.frontier != durableCheckpoint.frontier }
-
-    init(name: String, hubReplica: ReplicaID, stored: StoredBoard?, keptOperations: Int, rememberedKeys: Int = 4096) {
-        self.name = name
-        let limits = ReplicaLimits(keptOperations: keptOperations)
-        let checkpoint = stored?.checkpoint ?? .empty
-        var replica = Replica<LetterBoard>(id: stored?.hubReplica ?? hubReplica, checkpoint: checkpoint, limits: limits)
-        if let operations = stored?.operations {
-            replica.receive(operations.sorted { $0.stamp < $1.stamp })
-        }
-        self.replica = replica
-        version = stored?.version ?? 0
+    init(address: BoardAddress, version: UInt64, limits: HubLimits, hasKeys: Bool) {
+        self.address = address
+        name = address.key
+        self.version = version
         durableVersion = version
-        durableOrder = replica.state.order
-        // Everything loaded is durable, so a compaction while loading (a
-        // smaller --kept-operations than before) gives a durable checkpoint;
-        // it is stored with the next record (the frontiers differ).
-        durableCheckpoint = replica.checkpoint
-        storedFrontier = checkpoint.frontier
-        keys = IntentKeys(capacity: rememberedKeys, mayBeInStore: stored?.hasKeys ?? false)
+        keys = IntentKeys(capacity: limits.rememberedKeysPerBoard, mayBeInStore: hasKeys)
+    }
+
+    // MARK: What each kind does (KindRoom overrides all of these)
+
+    /// Parses one text frame of a connection on this board.
+    func parse(_ bytes: UnsafeRawBufferPointer) -> ParsedFrame {
+        preconditionFailure("BoardRoom is abstract: KindRoom parses")
+    }
+
+    /// Handles a parsed frame (rate limits already passed).
+    func receive(_ frame: ParsedFrame, from connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
+        preconditionFailure("BoardRoom is abstract: KindRoom receives")
+    }
+
+    /// Called once when the board is created in memory (see `KindRoom.open`).
+    func open(core: inout HubCore) {}
+
+    /// The `state` frame of the durable state.
+    func stateFrame() -> String {
+        preconditionFailure("BoardRoom is abstract: KindRoom draws the state")
+    }
+
+    /// A record of this board became durable: advance the durable state,
+    /// relay operations and checkpoints to replica clients.
+    func committed(_ record: DurableRecord, core: inout HubCore, actions: inout [HubAction]) {
+        preconditionFailure("BoardRoom is abstract: KindRoom commits")
     }
 
     /// The highest sequence number of `replica` the store holds.
     func durableSeq(of replica: ReplicaID) -> UInt64 {
-        self.replica.versions[replica] - (operationsInFlight[replica] ?? 0)
+        preconditionFailure("BoardRoom is abstract")
     }
 
-    /// Replicas with operations in records not yet durable.
+    /// Called by `HubCore.record` before a record leaves: when the board
+    /// compacted, forgets idle replicas beyond `limit` and returns the
+    /// checkpoint to store.
+    func checkpointToStore(forgettingBeyond limit: Int, counters: inout HubCounters) -> StoredCheckpoint? {
+        preconditionFailure("BoardRoom is abstract")
+    }
+
+    // MARK: Shared by every kind
+
     var replicasInFlight: Dictionary<ReplicaID, UInt64>.Keys { operationsInFlight.keys }
 
-    func operationsRecorded(_ operations: [BoardOperation]) {
+    func operationsRecorded(_ operations: [StoredOperation]) {
         for operation in operations { operationsInFlight[operation.id.replica, default: 0] += 1 }
     }
 
-    func operationsCommitted(_ operations: [BoardOperation]) {
+    func operationsCommitted(_ operations: [StoredOperation]) {
         for operation in operations {
             let replica = operation.id.replica
             guard let count = operationsInFlight[replica] else { continue }
@@ -79,18 +95,8 @@ final class BoardRoom {
         }
     }
 
-    /// What a replica client that holds a checkpoint at `frontier` needs:
-    /// the durable checkpoint when its own is older, and every durable
-    /// operation after the hub's checkpoint (it ignores those it has).
-    /// Operations not yet durable reach it as relays once they are.
-    /// Only while no compaction is in flight (`compactionInFlight`).
-    func catchUp(from frontier: Stamp) -> Delta<LetterBoard> {
-        let operations = replica.log.filter { $0.id.seq <= durableSeq(of: $0.id.replica) }
-        return Delta(checkpoint: frontier < durableCheckpoint.frontier ? durableCheckpoint : nil, operations: operations)
-    }
-
-    /// Names of the replica clients that gave one, for presence; sorted once
-    /// per change of who is named, not once per state frame.
+    /// Display names given on the board (`join`, `hello`), for presence;
+    /// sorted once per change of who is named, not once per state frame.
     private(set) var names: [String] = []
     private var namedMembers: [UInt64: String] = [:]
 
@@ -106,7 +112,31 @@ final class BoardRoom {
 struct Member {
     /// Set once the client's `hello` was accepted: it is a replica client.
     var replica: ReplicaID?
+    /// The name given by `join` or `hello`.
     var name: String?
+    /// `guest-N`, the name it acts under until it gives one (KINDS).
+    var guest: String
+    /// The name a replica client's operations carry: its hello's, or ""
+    /// for a replica that gave none (`Operation.author`).
+    var replicaName = ""
     var messages: RateLimiter
     var badFrames: RateLimiter
+
+    /// Who this connection's intents and operations are made by.
+    var actingName: String { name ?? guest }
+}
+
+/// A frame parsed by its board's kind; `HubCore` reads only what every kind
+/// shares, the room reads `message`.
+struct ParsedFrame {
+    /// The idempotency key of a keyed intent.
+    var key: String?
+    var ref: String?
+    /// Whether it is a replica client's `ops` (its answer carries `have`).
+    var isOperations: Bool
+    var isHello: Bool
+    /// `Result<ClientMessage<Kind>, ProtocolError>` of the board's kind.
+    var message: any Sendable
+    /// Set when the frame could not be read.
+    var error: ProtocolError?
 }

@@ -4,12 +4,13 @@ import SyncWire
 /// What happens to the hub: the shell translates libwebsockets and store
 /// callbacks into these.
 enum HubEvent {
-    /// A connection's upgrade to `/boards/NAME` completed; `stored` is the
+    /// A connection's upgrade to a board's path completed; `stored` is the
     /// board as the store holds it when the hub did not hold it yet.
-    case joined(connection: UInt64, board: String, stored: StoredBoard?)
+    case joined(connection: UInt64, board: BoardAddress, stored: StoredBoard?)
     case left(connection: UInt64)
-    /// One complete text frame (binary frames arrive as `.binary`).
-    case frame(connection: UInt64, Result<ClientMessage, ProtocolError>)
+    /// One complete text frame, parsed by its board's kind (`HubCore.parse`);
+    /// binary frames arrive as `.binary`.
+    case frame(connection: UInt64, ParsedFrame)
     case binary(connection: UInt64)
     /// The store made these records durable (or, in memory, at once).
     case committed([DurableRecord])
@@ -45,6 +46,8 @@ struct HubCore {
     private var dirty: [BoardRoom] = []
     var counters = HubCounters()
     var now: UInt64 = 0
+    /// The N of the next `guest-N` (KINDS "Who is acting").
+    private var nextGuest: UInt64 = 1
 
     init(hubReplica: ReplicaID, limits: HubLimits) {
         self.hubReplica = hubReplica
@@ -52,7 +55,8 @@ struct HubCore {
     }
 
     /// Whether a new connection to `board` may join; the shell asks before the upgrade.
-    func admits(board: String) -> PathRefusal? {
+    func admits(board address: BoardAddress) -> PathRefusal? {
+        let board = address.key
         if let room = boards[board] {
             return room.members.count >= limits.maxClientsPerBoard
                 ? PathRefusal(status: 503, message: "board \(board) is full: \(limits.maxClientsPerBoard) connections")
@@ -63,21 +67,29 @@ struct HubCore {
             : nil
     }
 
-    func holds(board: String) -> Bool { boards[board] != nil }
+    func holds(board address: BoardAddress) -> Bool { boards[address.key] != nil }
+
+    /// Parses a text frame of `connection` by its board's kind; nil when the
+    /// connection is on no board.
+    func parse(connection: UInt64, _ bytes: UnsafeRawBufferPointer) -> ParsedFrame? {
+        guard let board = boardOf[connection], let room = boards[board] else { return nil }
+        return room.parse(bytes)
+    }
 
     mutating func handle(_ event: HubEvent) -> [HubAction] {
         var actions: [HubAction] = []
         switch event {
         case let .joined(connection, board, stored):
-            join(connection, board: board, stored: stored)
+            join(connection, board: board, stored: stored, actions: &actions)
         case let .left(connection):
             leave(connection)
-        case let .frame(connection, .success(message)):
+        case let .frame(connection, frame):
             counters.messagesIn += 1
-            receive(message, from: connection, actions: &actions)
-        case let .frame(connection, .failure(error)):
-            counters.messagesIn += 1
-            refuseFrame(error, from: connection, actions: &actions)
+            if let error = frame.error {
+                refuseFrame(error, from: connection, actions: &actions)
+            } else {
+                receive(frame, from: connection, actions: &actions)
+            }
         case let .binary(connection):
             counters.messagesIn += 1
             refuseFrame(ProtocolError("binary_frame", "frames are JSON text; binary frames are not accepted"), from: connection, actions: &actions)
@@ -104,11 +116,8 @@ struct HubCore {
         let due = dirty
         dirty.removeAll(keepingCapacity: true)
         for room in due where room.needsPublish {
-            let name = room.name
             room.needsPublish = false
-            let frame = HubMessage.state(board: name, version: room.durableVersion, order: room.durableOrder,
-                                         clients: room.members.count, names: room.names)
-            actions.append(.publish(frame: frame, to: Array(room.members.keys)))
+            actions.append(.publish(frame: room.stateFrame(), to: Array(room.members.keys)))
             counters.statesPublished += 1
         }
         return actions
@@ -129,13 +138,28 @@ struct HubCore {
 
     // MARK: Membership
 
-    private mutating func join(_ connection: UInt64, board: String, stored: StoredBoard?) {
+    private mutating func join(_ connection: UInt64, board address: BoardAddress, stored: StoredBoard?, actions: inout [HubAction]) {
+        let board = address.key
         if boards[board] == nil {
-            boards[board] = BoardRoom(name: board, hubReplica: hubReplica, stored: stored, keptOperations: limits.keptOperations,
-                                      rememberedKeys: limits.rememberedKeysPerBoard)
+            guard let kind = HostedKinds.kind(named: address.kind) else {
+                actions.append(.close(connection: connection, code: 1011, reason: "no such kind of board"))
+                return
+            }
+            do {
+                let room = try kind.makeRoom(address: address, hubReplica: hubReplica, stored: stored, limits: limits)
+                boards[board] = room
+                room.open(core: &self)
+            } catch {
+                counters.boardsUnreadable += 1
+                actions.append(.close(connection: connection, code: 1011, reason: "board could not be loaded: \(String("\(error)".prefix(80)))"))
+                return
+            }
             counters.boardsLoaded += 1
         }
+        let guest = "guest-\(nextGuest)"
+        nextGuest += 1
         boards[board]?.members[connection] = Member(
+            guest: guest,
             messages: RateLimiter(rate: limits.messagesPerSecond, burst: limits.messageBurst, now: now),
             badFrames: RateLimiter(rate: limits.badFramesPerSecond, burst: limits.badFrameBurst, now: now))
         boards[board]?.emptySince = nil
@@ -155,32 +179,18 @@ struct HubCore {
 
     // MARK: Frames
 
-    private mutating func receive(_ message: ClientMessage, from connection: UInt64, actions: inout [HubAction]) {
+    private mutating func receive(_ frame: ParsedFrame, from connection: UInt64, actions: inout [HubAction]) {
         guard let board = boardOf[connection], let room = boards[board] else { return }
         guard room.members[connection]?.messages.allow(now: now) == true else {
             counters.rateLimited += 1
             // An `ops` frame's sender learns which of its operations the hub
             // holds, so it sends the dropped ones again instead of forgetting them.
-            var ref: String?, have: UInt64?
-            switch message {
-            case let .intent(_, intentRef, _): ref = intentRef
-            case let .operations(_, opsRef):
-                ref = opsRef
-                have = room.members[connection]?.replica.map { room.durableSeq(of: $0) }
-            case .hello: break
-            }
+            let have = frame.isOperations ? room.members[connection]?.replica.map { room.durableSeq(of: $0) } : nil
             refuseFrame(ProtocolError("rate_limited", "more than \(Int(limits.messagesPerSecond)) messages a second; this one was dropped"),
-                        from: connection, ref: ref, have: have, actions: &actions)
+                        from: connection, ref: frame.isHello ? nil : frame.ref, have: have, actions: &actions)
             return
         }
-        switch message {
-        case let .intent(intent, ref, key):
-            perform(intent, ref: ref, key: key, by: connection, in: room, actions: &actions)
-        case let .hello(hello):
-            greet(hello, from: connection, in: room, actions: &actions)
-        case let .operations(operations, ref):
-            merge(operations, ref: ref, from: connection, in: room, actions: &actions)
-        }
+        room.receive(frame, from: connection, core: &self, actions: &actions)
     }
 
     /// Answers a frame the hub cannot take with a coded error; a client that
@@ -214,16 +224,7 @@ struct HubCore {
 
     mutating func record(_ record: DurableRecord, in room: BoardRoom) {
         var record = record
-        if room.replica.checkpoint.frontier != room.storedFrontier {
-            // The board compacted: forget the least recent replicas beyond
-            // the limit before the checkpoint is stored, so neither memory
-            // nor the checkpoint grows with every replica ever seen.
-            var keep = Set(room.members.values.compactMap(\.replica))
-            keep.formUnion(room.replicasInFlight)
-            counters.replicasForgotten += UInt64(room.replica.forgetReplicas(beyond: limits.maxReplicasPerBoard, keeping: keep))
-            record.checkpoint = room.replica.checkpoint
-            room.storedFrontier = room.replica.checkpoint.frontier
-        }
+        record.checkpoint = room.checkpointToStore(forgettingBeyond: limits.maxReplicasPerBoard, counters: &counters)
         room.operationsRecorded(record.operations)
         room.recordsInFlight += 1
         outbox.append(record)
@@ -243,39 +244,7 @@ struct HubCore {
                     actions.append(.send(connection: waiter.connection, frame: keyed.answer.frame(ref: waiter.ref)))
                 }
             }
-            if record.version > room.durableVersion || record.version == room.durableVersion && record.order != room.durableOrder {
-                room.durableVersion = record.version
-                room.durableOrder = record.order
-                markForPublish(room)
-            }
-            if !record.operations.isEmpty, !room.replicaMembers.isEmpty {
-                let others = room.replicaMembers.filter { $0 != record.author }
-                if !others.isEmpty {
-                    actions.append(.relay(frame: HubMessage.operations(record.operations, board: room.name, version: record.version), to: Array(others)))
-                }
-            }
-            if let checkpoint = record.checkpoint {
-                room.durableCheckpoint = checkpoint
-                if !room.compactionInFlight, !room.awaitingSync.isEmpty {
-                    let waiting = room.awaitingSync
-                    room.awaitingSync = []
-                    for (id, frontier) in waiting {
-                        guard room.replicaMembers.contains(id), let replica = room.members[id]?.replica else { continue }
-                        sendSync(to: id, replica: replica, frontier: frontier, in: room, actions: &actions)
-                    }
-                }
-                let replicas = Array(room.replicaMembers)
-                if !replicas.isEmpty {
-                    do {
-                        actions.append(.relay(frame: try HubMessage.checkpoint(checkpoint, board: room.name, version: record.version), to: replicas))
-                    } catch {
-                        // Never an empty or partial frame: these replicas
-                        // reconnect and catch up through `sync`.
-                        counters.encodingFailures += 1
-                        for id in replicas { actions.append(.close(connection: id, code: 1011, reason: "checkpoint could not be encoded")) }
-                    }
-                }
-            }
+            room.committed(record, core: &self, actions: &actions)
             if room.members.isEmpty, room.emptySince == nil { room.emptySince = now }
         }
     }
@@ -295,4 +264,6 @@ struct HubCounters: Equatable {
     var replicasForgotten: UInt64 = 0
     var keyedResends: UInt64 = 0
     var encodingFailures: UInt64 = 0
+    var operationsRestamped: UInt64 = 0
+    var boardsUnreadable: UInt64 = 0
 }

@@ -3,12 +3,13 @@ import SyncWire
 /// The first answer to a keyed intent, kept so that a resend gets it again
 /// (with the resend's `ref`) instead of being applied a second time.
 enum KeyedAnswer: Equatable, Sendable {
-    case ack(version: UInt64)
+    /// `members`: the kind's own ack fields (`WireKind.ackMembers`).
+    case ack(version: UInt64, members: String = "")
     case rejected(code: String, message: String)
 
     func frame(ref: String?) -> String {
         switch self {
-        case let .ack(version): HubMessage.ack(ref: ref, version: version)
+        case let .ack(version, members): HubMessage.ack(ref: ref, version: version, members: members)
         case let .rejected(code, message): HubMessage.rejected(ref: ref, code: code, message: message)
         }
     }

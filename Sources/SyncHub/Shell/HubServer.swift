@@ -45,23 +45,24 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         if path == "/echo" {
             return echoEnabled ? .success(.echo) : .failure(HTTPRefusal(status: 404, message: "the echo endpoint is off (start the hub with --echo)"))
         }
-        switch BoardPath.boardName(inPath: path) {
+        switch BoardAddress.parse(path: path) {
         case let .failure(refusal):
             return .failure(HTTPRefusal(status: refusal.status, message: refusal.message))
-        case let .success(board):
-            if let refusal = core.admits(board: board) {
+        case let .success(address):
+            if let refusal = core.admits(board: address) {
                 return .failure(HTTPRefusal(status: refusal.status, message: refusal.message))
             }
-            return .success(.board(board))
+            return .success(.board(address.key))
         }
     }
 
     func opened(_ connection: ServerConnection) {
-        guard case let .board(board) = connection.route else { return }
+        guard case let .board(key) = connection.route else { return }
+        let board = BoardAddress(key: key)
         var stored: StoredBoard?
         if !core.holds(board: board), let reader {
             do {
-                stored = try reader.load(board: board)
+                stored = try reader.load(board: key)
             } catch {
                 logger.error("cannot load board", metadata: ["board": "\(board)", "error": "\(error)"])
                 server.close(connection, code: 1011, reason: "board could not be loaded")
@@ -82,14 +83,8 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             carryOut(core.handle(.binary(connection: connection.id)))
             return
         }
-        let parsed: Result<ClientMessage, ProtocolError>
-        do throws(ProtocolError) {
-            parsed = .success(try ClientMessage.parse(message))
-        } catch {
-            parsed = .failure(error)
-        }
-        if case let .success(.intent(_, _, key?)) = parsed, let board = core.keyToLookUp(connection: connection.id, key: key),
-           let reader {
+        guard let parsed = core.parse(connection: connection.id, message) else { return }
+        if let key = parsed.key, let board = core.keyToLookUp(connection: connection.id, key: key), let reader {
             // A key older than the board's key memory: the store decides
             // whether this intent is a resend.
             do {
@@ -121,11 +116,15 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
                                       connectionCount: server.connections.count, boardCount: core.boards.count)
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: body)
         default:
+            if case let .success(address) = BoardAddress.parse(path: bare), let kind = HostedKinds.kind(named: address.kind),
+               let file = web.file(for: "/" + kind.page) {
+                return HTTPResponse(status: 200, contentType: file.type, body: file.body, cacheable: false)
+            }
             if let file = web.file(for: bare) {
                 return HTTPResponse(status: 200, contentType: file.type, body: file.body, cacheable: false)
             }
             return HTTPResponse(status: 404, contentType: "text/plain",
-                                body: Array("not found: boards are at ws://HOST:PORT/boards/NAME, the page at /\n".utf8))
+                                body: Array("not found: boards are at ws://HOST:PORT/boards/NAME (and /set/NAME ...), their pages at the same paths\n".utf8))
         }
     }
 

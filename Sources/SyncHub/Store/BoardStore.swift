@@ -4,7 +4,8 @@ import Foundation
 import SyncWire
 
 /// The embedded store (SQLite in WAL mode, `synchronous=FULL`): each board's
-/// checkpoint and version, and its operations after the checkpoint. A record
+/// kind, checkpoint and version, and its operations after the checkpoint,
+/// as the JSON its kind wrote (the store knows no kind's rules). A record
 /// is acknowledged only after the transaction holding it has committed.
 final class BoardStore {
     private let database: SQLiteDatabase
@@ -25,8 +26,6 @@ final class BoardStore {
     /// Idempotency keys are kept at least this long (docs/PROTOCOL.md).
     static let keyRetentionSeconds: Int64 = 7 * 24 * 3600
     private var commitsSincePurge = 0
-    private let encoder = JSONEncoder()
-    private let decoder = JSONDecoder()
 
     /// Opens (creating if needed) `directory/boards.sqlite`. `fsyncEachCommit`
     /// false uses `synchronous=NORMAL`: a commit survives the hub's crash
@@ -56,19 +55,22 @@ final class BoardStore {
                 PRIMARY KEY(board, key)) WITHOUT ROWID;
             CREATE INDEX IF NOT EXISTS intent_keys_created ON intent_keys(created);
             """)
-        // Stores written before boards kept their own replica id.
-        let columns = try database.prepare("SELECT count(*) FROM pragma_table_info('boards') WHERE name = 'hub_replica'")
-        if try columns.rows([], { $0.integer(0) }).first == 0 {
-            try database.execute("ALTER TABLE boards ADD COLUMN hub_replica INTEGER")
+        // Stores written before boards kept their own replica id, or their kind.
+        for (column, type) in [("hub_replica", "INTEGER"), ("kind", "TEXT NOT NULL DEFAULT 'letters'")] {
+            let columns = try database.prepare("SELECT count(*) FROM pragma_table_info('boards') WHERE name = ?")
+            if try columns.rows([.text(column)], { $0.integer(0) }).first == 0 {
+                try database.execute("ALTER TABLE boards ADD COLUMN \(column) \(type)")
+            }
         }
         insertOperation = try database.prepare(
             "INSERT OR IGNORE INTO operations(board, replica, seq, lamport, body) VALUES(?, ?, ?, ?, ?)")
         upsertBoard = try database.prepare("""
-            INSERT INTO boards(name, version, checkpoint) VALUES(?, ?, ?)
+            INSERT INTO boards(name, version, checkpoint, kind) VALUES(?, ?, ?, ?)
             ON CONFLICT(name) DO UPDATE SET version = excluded.version, checkpoint = excluded.checkpoint
             """)
+        // A board's first row has no checkpoint yet: '' (loaded as none).
         updateVersion = try database.prepare("""
-            INSERT INTO boards(name, version, checkpoint) VALUES(?, ?, ?)
+            INSERT INTO boards(name, version, checkpoint, kind) VALUES(?, ?, '', ?)
             ON CONFLICT(name) DO UPDATE SET version = excluded.version
             """)
         deleteFolded = try database.prepare(
@@ -87,7 +89,7 @@ final class BoardStore {
     func commit(_ records: [DurableRecord]) throws {
         try database.execute("BEGIN IMMEDIATE")
         do {
-            var versions: [String: UInt64] = [:]
+            var versions: [String: (version: UInt64, kind: String)] = [:]
             var hubReplicas: [String: ReplicaID] = [:]
             let now = Int64(Date().timeIntervalSince1970)
             for record in records {
@@ -99,22 +101,22 @@ final class BoardStore {
                     try insertOperation.run([
                         .text(record.board), .integer(Int64(bitPattern: operation.id.replica.rawValue)),
                         .integer(Int64(bitPattern: operation.id.seq)), .integer(Int64(bitPattern: operation.lamport)),
-                        .text(operation.jsonText),
+                        .text(operation.json),
                     ])
                 }
                 if let checkpoint = record.checkpoint {
-                    try upsertBoard.run([.text(record.board), .integer(Int64(record.version)), .text(try encode(checkpoint))])
+                    try upsertBoard.run([.text(record.board), .integer(Int64(record.version)), .text(try checkpoint.encode()),
+                                         .text(record.kind)])
                     let frontier = checkpoint.frontier
                     try deleteFolded.run([
                         .text(record.board), .integer(Int64(bitPattern: frontier.lamport)),
                         .integer(Int64(bitPattern: frontier.lamport)), .integer(Int64(bitPattern: frontier.replica.rawValue)),
                     ])
                 }
-                versions[record.board] = max(versions[record.board] ?? 0, record.version)
+                versions[record.board] = (max(versions[record.board]?.version ?? 0, record.version), record.kind)
             }
-            let empty = try encode(Checkpoint<LetterBoard>.empty)
-            for (board, version) in versions {
-                try updateVersion.run([.text(board), .integer(Int64(version)), .text(empty)])
+            for (board, entry) in versions {
+                try updateVersion.run([.text(board), .integer(Int64(entry.version)), .text(entry.kind)])
             }
             for (board, replica) in hubReplicas {
                 try setHubReplica.run([.integer(Int64(bitPattern: replica.rawValue)), .text(board), .integer(Int64(bitPattern: replica.rawValue))])
@@ -141,12 +143,9 @@ final class BoardStore {
     func load(board: String) throws -> StoredBoard? {
         let boards = try selectBoard.rows([.text(board)]) { row in (row.integer(0), row.text(1), row.optionalInteger(2)) }
         guard let (version, checkpointText, hubReplica) = boards.first else { return nil }
-        let checkpoint = try decoder.decode(Checkpoint<LetterBoard>.self, from: Data(checkpointText.utf8))
-        let operations = try selectOperations.rows([.text(board)]) { row in
-            try decoder.decode(BoardOperation.self, from: Data(row.text(0).utf8))
-        }
+        let operations = try selectOperations.rows([.text(board)]) { row in row.text(0) }
         let hasKeys = try anyKey.rows([.text(board)]) { $0.integer(0) }.first == 1
-        return StoredBoard(version: UInt64(version), checkpoint: checkpoint, operations: operations,
+        return StoredBoard(version: UInt64(version), checkpoint: checkpointText.isEmpty ? nil : checkpointText, operations: operations,
                            hubReplica: hubReplica.map { ReplicaID(UInt64(bitPattern: $0)) }, hasKeys: hasKeys)
     }
 
@@ -162,18 +161,16 @@ final class BoardStore {
     func boardCount() throws -> Int {
         Int(try countBoards.rows { $0.integer(0) }.first ?? 0)
     }
-
-    private func encode(_ value: some Encodable) throws -> String {
-        String(decoding: try encoder.encode(value), as: UTF8.self)
-    }
 }
 
 /// How a keyed intent's first answer is kept in the store: `ack <version>`
-/// or `rejected <code> <message>`.
+/// (`ack <version> <members>` when the kind adds fields) or
+/// `rejected <code> <message>`.
 enum KeyedAnswerText {
     static func encode(_ answer: KeyedAnswer) -> String {
         switch answer {
-        case let .ack(version): "ack \(version)"
+        case let .ack(version, members) where members.isEmpty: "ack \(version)"
+        case let .ack(version, members): "ack \(version) \(members)"
         case let .rejected(code, message): "rejected \(code) \(message)"
         }
     }
@@ -182,8 +179,8 @@ enum KeyedAnswerText {
         let parts = text.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
         switch parts.first {
         case "ack"?:
-            guard parts.count == 2, let version = UInt64(parts[1]) else { return nil }
-            return .ack(version: version)
+            guard parts.count >= 2, let version = UInt64(parts[1]) else { return nil }
+            return .ack(version: version, members: parts.count == 3 ? String(parts[2]) : "")
         case "rejected"?:
             guard parts.count == 3 else { return nil }
             return .rejected(code: String(parts[1]), message: String(parts[2]))

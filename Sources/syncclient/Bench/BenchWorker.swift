@@ -147,7 +147,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         peer.inFlight += 1
         outstanding.add(1, ordering: .relaxed)
         let frame = plan.raw ? "{\"type\":\"ack\",\"ref\":\"\(ref)\",\"version\":\(now)}"
-                             : ClientMessage.thinFrame(intent, ref: String(ref))
+                             : ClientMessage<LetterBoard>.thinFrame(intent, ref: String(ref))
         client.send(frame, on: connection)
     }
 

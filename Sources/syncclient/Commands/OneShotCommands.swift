@@ -1,19 +1,31 @@
 import ArgumentParser
 import BoardCRDT
 import Foundation
+import SyncWire
 import WebSocketLoop
 
 /// Options every command that talks to one board shares.
 struct BoardOptions: ParsableArguments {
-    @Argument(help: "The board, as ws://HOST:PORT/boards/NAME.")
+    @Argument(help: "The board, as ws://HOST:PORT/boards/NAME (letters), ws://HOST:PORT/set/NAME, ...")
     var url: String
 
     @Option(help: "Seconds to wait for the hub before giving up (exit 2).")
     var timeout: Double = 5
 
-    func parsedURL() throws -> WebSocketURL {
-        guard let parsed = WebSocketURL(url), parsed.path.hasPrefix("/boards/"), parsed.path.count > 8 else {
-            throw ValidationError("URL must look like ws://HOST:PORT/boards/NAME, not \(url)")
+    /// The URL and the kind its path names.
+    func parsedURL() throws -> (url: WebSocketURL, kind: any WatchedKind.Type) {
+        guard let parsed = WebSocketURL(url), let kind = WatchedKinds.kind(ofPath: parsed.path) else {
+            let paths = WatchedKinds.all.map { "ws://HOST:PORT/\($0.pathSegment)/NAME" }.joined(separator: ", ")
+            throw ValidationError("URL must look like \(paths); not \(url)")
+        }
+        return (parsed, kind)
+    }
+
+    /// The URL, which must name a board of `kind`.
+    func parsedURL<Kind: WireKind>(of kind: Kind.Type) throws -> WebSocketURL {
+        let (parsed, found) = try parsedURL()
+        guard found.name == Kind.name else {
+            throw ValidationError("this command plays the \(Kind.name) board (ws://HOST:PORT/\(Kind.pathSegment)/NAME); \(url) is a \(found.name) board")
         }
         return parsed
     }
@@ -21,7 +33,14 @@ struct BoardOptions: ParsableArguments {
 
 /// Runs one exchange and exits with CONTRACT's codes.
 func runOneShot(_ options: BoardOptions, intent: LetterBoard.Intent?) throws {
-    let outcome = ThinRequest(url: try options.parsedURL(), intent: intent, timeoutSeconds: options.timeout).run()
+    let url = intent == nil ? try options.parsedURL().url : try options.parsedURL(of: LetterBoard.self)
+    try runOneShot(url: url, members: intent.map(LetterBoard.intentMembers), timeout: options.timeout)
+}
+
+/// Runs one exchange (`members`: the intent's JSON members, nil to read
+/// the state) and exits with CONTRACT's codes.
+func runOneShot(url: WebSocketURL, members: String?, key: String? = nil, timeout: Double) throws {
+    let outcome = ThinRequest(url: url, intentMembers: members, key: key, timeoutSeconds: timeout).run()
     switch outcome {
     case let .done(line):
         if let line { print(line) }
@@ -78,4 +97,34 @@ struct ResetCommand: ParsableCommand {
         commandName: "reset", abstract: "Clear the board's selection for everyone.")
     @OptionGroup var board: BoardOptions
     func run() throws { try runOneShot(board, intent: .reset) }
+}
+
+struct SendCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Send one intent (a JSON object with \"type\", without \"ref\") to a board of any kind.",
+        discussion: """
+            Exit 0 on ack, 1 when the hub refuses it (its message on standard error), 2 on a usage or \
+            connection error. Example: syncclient send ws://127.0.0.1:8080/set/t1 '{"type":"choose","card":"2SFR"}'
+            """)
+    @OptionGroup var board: BoardOptions
+    @Argument(help: "The intent as one JSON object, e.g. {\"type\":\"deal\"}.") var intent: String
+
+    func run() throws {
+        let url = try board.parsedURL().url
+        guard let object = try? JSONSerialization.jsonObject(with: Data(intent.utf8)) as? [String: Any],
+              object["type"] is String else {
+            throw ValidationError("the intent must be one JSON object with a string \"type\", not \(intent.prefix(80))")
+        }
+        guard object["ref"] == nil else { throw ValidationError("leave \"ref\" out: send adds its own") }
+        var fields = object
+        let key = fields.removeValue(forKey: "key")
+        if let key, !(key is String) { throw ValidationError("\"key\" must be a string") }
+        let typeMember = try JSONSerialization.data(withJSONObject: ["type": fields.removeValue(forKey: "type") ?? ""])
+        let rest = try JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
+        var members = String(decoding: typeMember.dropFirst().dropLast(), as: UTF8.self)
+        let restText = String(decoding: rest.dropFirst().dropLast(), as: UTF8.self)
+        if !restText.isEmpty { members += "," + restText }
+        try runOneShot(url: url, members: members, key: key as? String, timeout: board.timeout)
+    }
 }

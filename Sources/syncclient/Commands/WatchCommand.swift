@@ -19,9 +19,8 @@ struct WatchCommand: ParsableCommand {
     @Option(help: "Your name, shown to the others on the board.") var name: String?
 
     func run() throws {
-        let url = try board.parsedURL()
-        let boardName = String(url.path.dropFirst("/boards/".count))
-        let session = WatchSession(url: url, boardName: boardName, name: name, interactive: Terminal.isInteractive)
-        session.run()
+        let (url, kind) = try board.parsedURL()
+        let boardName = String(url.path.split(separator: "/").last ?? "")
+        kind.watch(url: url, boardName: boardName, name: name, interactive: Terminal.isInteractive)
     }
 }

@@ -7,13 +7,13 @@ import WebSocketLoop
 final class WatchSession: ClientDelegate, @unchecked Sendable {
     // Sendable: confined to the client loop's thread; other threads post to it.
     private let client = WebSocketClient(fdLimit: 64)
-    private let link: ReplicaLink
+    private let link: ReplicaLink<LetterBoard>
     private let interactive: Bool
     private let terminal = Terminal()
     private var controller: WatchController
     private var decoder = InputDecoder()
     private let colour = ColourMode.detect(environment: ProcessInfo.processInfo.environment)
-    private var lastSnapshot: LinkSnapshot?
+    private var lastSnapshot: LinkSnapshot<LetterBoard>?
     private var lastLine = ""
     private var needsRedraw = true
     private var lastTick: UInt64 = 0
@@ -73,19 +73,19 @@ final class WatchSession: ClientDelegate, @unchecked Sendable {
     }
 
     /// Feeds the link's news to the screen (or, piped, prints the order).
-    private func show(_ snapshot: LinkSnapshot) {
+    private func show(_ snapshot: LinkSnapshot<LetterBoard>) {
         defer { lastSnapshot = snapshot }
         guard interactive else {
             let line = "\(controller.model.boardName) v\(snapshot.version): "
-                + (snapshot.order.isEmpty ? "(empty)" : snapshot.order.enumerated().map { "\($0.offset + 1):\($0.element)" }.joined(separator: " "))
-            let orderChanged = lastSnapshot?.order != snapshot.order || lastSnapshot == nil
+                + (snapshot.board.order.isEmpty ? "(empty)" : snapshot.board.order.enumerated().map { "\($0.offset + 1):\($0.element)" }.joined(separator: " "))
+            let orderChanged = lastSnapshot?.board.order != snapshot.board.order || lastSnapshot == nil
             if orderChanged, line != lastLine {
                 lastLine = line
                 FileHandle.standardOutput.write(Data((line + "\n").utf8))
             }
             return
         }
-        if lastSnapshot?.order != snapshot.order { apply(controller.handle(.order(snapshot.order))) }
+        if lastSnapshot?.board.order != snapshot.board.order { apply(controller.handle(.order(snapshot.board.order))) }
         if lastSnapshot?.state != snapshot.state { apply(controller.handle(.connection(snapshot.state))) }
         if lastSnapshot?.clients != snapshot.clients { apply(controller.handle(.clients(snapshot.clients))) }
         if let refusal = snapshot.refusal, lastSnapshot?.refusal != refusal { apply(controller.handle(.refusal(refusal))) }

@@ -3,11 +3,10 @@ import Foundation
 import SyncWire
 
 /// Any frame the hub sends, decoded once; which fields are set depends on `type`.
-struct IncomingFrame: Decodable {
+struct IncomingFrame<Kind: WireKind>: Decodable {
     var type: String
     var board: String?
     var version: UInt64?
-    var order: [Letter]?
     var clients: Int?
     var names: [String]?
     var ref: String?
@@ -18,8 +17,10 @@ struct IncomingFrame: Decodable {
     var have: UInt64?
     /// On `sync` and `unknown_replica`: the replica id of the `hello` answered.
     var replica: ReplicaID?
-    var checkpoint: Checkpoint<LetterBoard>?
-    var operations: [BoardOperation]?
+    /// On `sync`: the name this replica's operations are made under.
+    var name: String?
+    var checkpoint: Checkpoint<Kind>?
+    var operations: [BoardCRDT.Operation<Kind.Change>]?
 
     /// The frame, or why it could not be read (never silently nothing).
     static func decode(_ bytes: UnsafeRawBufferPointer) -> Result<IncomingFrame, FrameDecodingError> {

@@ -3,8 +3,9 @@ import SyncWire
 import WebSocketLoop
 
 /// What the link tells the screen.
-struct LinkSnapshot: Equatable, Sendable {
-    var order: [Letter]
+struct LinkSnapshot<Kind: WireKind>: Equatable, Sendable {
+    /// The board's state on the local replica (own changes applied at once).
+    var board: Kind.State
     var state: ConnectionState
     var clients: Int
     var names: [String]
@@ -18,31 +19,31 @@ struct LinkSnapshot: Equatable, Sendable {
 /// The shell of a `ReplicaSession` on one WebSocket: connects, reconnects
 /// with exponential backoff and jitter, decodes frames and carries out the
 /// session's outputs. Runs on the client loop's thread.
-final class ReplicaLink: ClientDelegate, @unchecked Sendable {
+final class ReplicaLink<Kind: WireKind>: ClientDelegate, @unchecked Sendable {
     // Sendable: confined to the client loop's thread (input is posted there).
     let client: WebSocketClient
     let url: WebSocketURL
-    private var session: ReplicaSession
+    private var session: ReplicaSession<Kind>
     private var connection: ClientConnection?
     private var attempt = 0
     private var reconnectAt: UInt64?
     private var connectionState: ConnectionState = .connecting
-    private(set) var snapshot: LinkSnapshot
+    private(set) var snapshot: LinkSnapshot<Kind>
     /// Called on the loop thread whenever `snapshot` changes.
-    var onChange: (LinkSnapshot) -> Void = { _ in }
+    var onChange: (LinkSnapshot<Kind>) -> Void = { _ in }
 
     init(client: WebSocketClient, url: WebSocketURL, name: String?) {
         self.client = client
         self.url = url
         session = ReplicaSession(name: name)
-        snapshot = LinkSnapshot(order: [], state: .connecting, clients: 0, names: [], version: 0, refusal: nil, unacknowledged: 0)
+        snapshot = LinkSnapshot(board: Kind.initialState, state: .connecting, clients: 0, names: [], version: 0, refusal: nil, unacknowledged: 0)
     }
 
-    var replica: Replica<LetterBoard> { session.replica }
+    var replica: Replica<Kind> { session.replica }
 
     func start() { connection = client.connect(to: url) }
 
-    func perform(_ intent: LetterBoard.Intent) {
+    func perform(_ intent: Kind.Intent) {
         carryOut(session.perform(intent))
         publish()
     }
@@ -61,7 +62,7 @@ final class ReplicaLink: ClientDelegate, @unchecked Sendable {
     }
 
     func received(_ connection: ClientConnection, message: UnsafeRawBufferPointer, isText: Bool) {
-        switch IncomingFrame.decode(message) {
+        switch IncomingFrame<Kind>.decode(message) {
         case let .success(frame):
             carryOut(session.receive(frame, now: WebSocketClient.nowNanos()))
         case let .failure(error):
@@ -96,13 +97,13 @@ final class ReplicaLink: ClientDelegate, @unchecked Sendable {
         }
     }
 
-    private func carryOut(_ outputs: [ReplicaSession.Output]) {
+    private func carryOut(_ outputs: [ReplicaSession<Kind>.Output]) {
         guard let connection, connection.isOpen else { return }
         for case let .send(frame) in outputs { client.send(frame, on: connection) }
     }
 
     private func publish() {
-        snapshot = LinkSnapshot(order: session.replica.state.order, state: connectionState, clients: session.clients,
+        snapshot = LinkSnapshot(board: session.replica.state, state: connectionState, clients: session.clients,
                                 names: session.names, version: session.version, refusal: session.refusal,
                                 unacknowledged: session.pendingCount)
         onChange(snapshot)

@@ -10,17 +10,17 @@ import SyncWire
 /// says the hub holds it (`have`): what a gap, a reconnect, a dropped frame
 /// or the rate limiter lost is sent again. Answers meant for an id it no
 /// longer uses (it rebased or started afresh since) move nothing.
-struct ReplicaSession {
+struct ReplicaSession<Kind: WireKind> {
     /// What the shell must do.
     enum Output: Equatable {
         case send(String)
     }
 
-    private(set) var replica: Replica<LetterBoard>
-    private(set) var unacknowledged: [BoardOperation] = []
+    private(set) var replica: Replica<Kind>
+    private(set) var unacknowledged: [BoardCRDT.Operation<Kind.Change>] = []
     /// Changes to record again once the hub's `sync` has arrived (after
     /// `unknown_replica` or a checkpoint from another history).
-    private(set) var carried: [LetterBoard.Change] = []
+    private(set) var carried: [Kind.Change] = []
     private(set) var synced = false
     private(set) var refusal: String?
     private(set) var version: UInt64 = 0
@@ -44,7 +44,7 @@ struct ReplicaSession {
     private var helloAt: UInt64?
 
     /// Resend delay after `rate_limited`, in nanoseconds.
-    static let rateLimitedDelay: UInt64 = 250_000_000
+    static var rateLimitedDelay: UInt64 { 250_000_000 }
 
     init(name: String?, freshID: @escaping () -> ReplicaID = { .random() }) {
         self.name = name
@@ -52,8 +52,8 @@ struct ReplicaSession {
         replica = Self.emptyReplica(freshID())
     }
 
-    private static func emptyReplica(_ id: ReplicaID) -> Replica<LetterBoard> {
-        Replica<LetterBoard>(id: id, limits: ReplicaLimits(compacts: false))
+    private static func emptyReplica(_ id: ReplicaID) -> Replica<Kind> {
+        Replica<Kind>(id: id, limits: ReplicaLimits(compacts: false))
     }
 
     var pendingCount: Int { unacknowledged.count + carried.count }
@@ -75,19 +75,19 @@ struct ReplicaSession {
     }
 
     /// A person's intent: applied at once, refused locally if it must be.
-    mutating func perform(_ intent: LetterBoard.Intent) -> [Output] {
+    mutating func perform(_ intent: Kind.Intent) -> [Output] {
         do {
-            guard let operation = try replica.perform(intent) else { return [] }
+            guard let operation = try replica.perform(intent, by: name ?? "") else { return [] }
             unacknowledged.append(operation)
             refusal = nil
             return sendPending()
         } catch {
-            refusal = ScreenModel.refusalText(error)
+            refusal = ScreenModel.refusalText(code: error.code, message: error.message)
             return []
         }
     }
 
-    mutating func receive(_ frame: IncomingFrame, now: UInt64) -> [Output] {
+    mutating func receive(_ frame: IncomingFrame<Kind>, now: UInt64) -> [Output] {
         if frame.type == "ops" || frame.type == "sync", let version = frame.version { self.version = version }
         switch frame.type {
         case "state":
@@ -145,7 +145,7 @@ struct ReplicaSession {
 
     /// An `ack` of an `ops` frame: forget what the hub holds, and send again
     /// what it does not, unless a resend already covers it.
-    private mutating func answered(_ frame: IncomingFrame, now: UInt64) -> [Output] {
+    private mutating func answered(_ frame: IncomingFrame<Kind>, now: UInt64) -> [Output] {
         guard let (lastSeq, number, current) = frameNumber(frame.ref), current, let have = frame.have else { return [] }
         dropAcknowledged(upTo: have)
         guard have < lastSeq, number >= resendBarrier, resendAt == nil else { return [] }
@@ -154,7 +154,7 @@ struct ReplicaSession {
         return sendPending()
     }
 
-    private mutating func failed(_ frame: IncomingFrame, now: UInt64) -> [Output] {
+    private mutating func failed(_ frame: IncomingFrame<Kind>, now: UInt64) -> [Output] {
         let code = frame.code ?? "error"
         if code == "unknown_replica" {
             if let id = frame.replica, id != replica.id { return [] }
@@ -195,7 +195,7 @@ struct ReplicaSession {
 
     /// The hub's answer to `hello`: adopt its checkpoint if newer, merge its
     /// operations, then send what it does not hold yet.
-    private mutating func caughtUp(_ frame: IncomingFrame) -> [Output] {
+    private mutating func caughtUp(_ frame: IncomingFrame<Kind>) -> [Output] {
         if let checkpoint = frame.checkpoint {
             let (adopted, outputs) = adopt(checkpoint)
             guard adopted else { return outputs }
@@ -203,7 +203,7 @@ struct ReplicaSession {
         note(replica.receive(frame.operations ?? []))
         if !carried.isEmpty {
             // Recorded again under this replica's new id, after the board as the hub has it.
-            unacknowledged = carried.map { replica.record($0) }
+            unacknowledged = carried.map { replica.record($0, by: name ?? "") }
             carried = []
         }
         dropAcknowledged(upTo: frame.have)
@@ -215,7 +215,7 @@ struct ReplicaSession {
 
     /// Adopts a checkpoint from the hub. `adopted` false when it rebased
     /// or started afresh instead (a new `hello` is among the outputs).
-    private mutating func adopt(_ checkpoint: Checkpoint<LetterBoard>) -> (adopted: Bool, outputs: [Output]) {
+    private mutating func adopt(_ checkpoint: Checkpoint<Kind>) -> (adopted: Bool, outputs: [Output]) {
         let idBefore = replica.id
         do {
             let report = try replica.adopt(checkpoint, freshID: freshID)
@@ -247,8 +247,8 @@ struct ReplicaSession {
 
     private mutating func hello() -> Output {
         synced = false
-        let hello = ClientMessage.Hello(replica: replica.id, name: name, frontier: replica.checkpoint.frontier, sent: sentEver)
-        return .send(ClientMessage.helloFrame(hello))
+        let hello = ReplicaHello(replica: replica.id, name: name, frontier: replica.checkpoint.frontier, sent: sentEver)
+        return .send(ClientMessage<Kind>.helloFrame(hello))
     }
 
     /// Own operations not yet sent on this connection, in frames of at most
@@ -260,11 +260,11 @@ struct ReplicaSession {
         var out: [Output] = []
         var start = 0
         while start < fresh.count {
-            let chunk = Array(fresh[start..<min(start + ClientMessage.maxOperationsPerFrame, fresh.count)])
+            let chunk = Array(fresh[start..<min(start + ClientLimits.maxOperationsPerFrame, fresh.count)])
             let last = chunk[chunk.count - 1].id.seq
             framesSent += 1
             frameReplica[framesSent] = id
-            out.append(.send(ClientMessage.operationsFrame(chunk, ref: "s\(last).\(framesSent)")))
+            out.append(.send(ClientMessage<Kind>.operationsFrame(chunk, ref: "s\(last).\(framesSent)")))
             sentUpTo = last
             sentEver = max(sentEver, last)
             start += chunk.count
@@ -280,12 +280,13 @@ struct ReplicaSession {
         return (seq, frame)
     }
 
-    /// Shows a refusal that merging revealed: a concurrent pick took the slot (C4).
-    private mutating func note(_ report: MergeReport<LetterBoard>) {
+    /// Shows a refusal that only the total order revealed: a concurrent
+    /// pick took the slot (C4), a set was taken first (SC2). The change
+    /// shown at once is taken back by the replay; the person is told.
+    private mutating func note(_ report: MergeReport<Kind>) {
         for (id, outcome) in report.changedOutcomes {
-            if case let .refused(refused) = outcome, let operation = replica.log.first(where: { $0.id == id }),
-               case let .select(letter) = operation.change {
-                refusal = ScreenModel.refusalText(code: refused.code, message: "your pick of \(letter) was refused: \(refused.message)")
+            if case let .refused(refused) = outcome, let operation = replica.log.first(where: { $0.id == id }) {
+                refusal = ScreenModel.refusalText(code: refused.code, message: "\(Kind.summary(of: operation.change)) was refused: \(refused.message)")
             }
         }
     }

@@ -33,13 +33,16 @@ final class ThinRequest: ClientDelegate, @unchecked Sendable {
     private let ref = "cli-\(UInt32.random(in: 0...UInt32.max))"
     private var connection: ClientConnection?
 
-    /// `intent` nil only reads the state (`syncclient state`).
-    init(url: WebSocketURL, intent: LetterBoard.Intent?, timeoutSeconds: Double) {
+    /// `intentMembers` (the intent's JSON members, `"type":...` first; see
+    /// `WireKind.intentMembers`) nil only reads the state (`syncclient state`).
+    /// `key`: the intent's idempotency key, fresh when nil.
+    init(url: WebSocketURL, intentMembers: String?, key: String? = nil, timeoutSeconds: Double) {
         self.url = url
         // Every intent carries an idempotency key (docs/PROTOCOL.md); a
         // one-shot sends its frame once, so the key is fresh per command.
-        let key = "cli-\(UInt64.random(in: 0...UInt64.max))-\(UInt64.random(in: 0...UInt64.max))"
-        intentFrame = intent.map { [ref] in ClientMessage.thinFrame($0, ref: ref, key: key) }
+        var keyText = ""
+        HubMessage.appendJSONString(key ?? "cli-\(UInt64.random(in: 0...UInt64.max))-\(UInt64.random(in: 0...UInt64.max))", to: &keyText)
+        intentFrame = intentMembers.map { [ref] in "{\($0),\"ref\":\"\(ref)\",\"key\":\(keyText)}" }
         deadline = WebSocketClient.nowNanos() + UInt64(timeoutSeconds * 1e9)
     }
 

@@ -72,8 +72,4 @@ struct ScreenModel: Equatable, Sendable {
         return title.isEmpty ? message : "\(title): \(message)"
     }
 
-    /// The status bar's words for a refusal met by the local replica.
-    static func refusalText(_ refusal: BoardRefusal) -> String {
-        refusalText(code: refusal.code, message: refusal.message)
-    }
 }

@@ -1,6 +1,7 @@
 /// The letter board (BOARD.md): 26 tiles, up to six selected in an order
 /// everyone sees numbered. The first `BoardKind`.
 public enum LetterBoard: BoardKind {
+    public static let name = "letters"
     /// B5: at most this many letters are selected.
     public static let capacity = 6
 
@@ -55,7 +56,7 @@ public enum LetterBoard: BoardKind {
 
     public static var initialState: State { State() }
 
-    public static func prepare(_ intent: Intent, in state: State) throws(BoardRefusal) -> Change? {
+    public static func prepare(_ intent: Intent, by author: String = "", in state: State) throws(BoardRefusal) -> Change? {
         switch intent {
         case let .select(letter):
             if state.place(of: letter) != nil { return nil }
@@ -76,8 +77,9 @@ public enum LetterBoard: BoardKind {
         }
     }
 
-    public static func apply(_ change: Change, id: OperationID, to state: inout State) -> Outcome<BoardRefusal> {
-        switch change {
+    public static func apply(_ operation: Operation<Change>, to state: inout State) -> Outcome<BoardRefusal> {
+        let id = operation.id
+        switch operation.change {
         case let .select(letter):
             if state.place(of: letter) != nil { return .unchanged }
             guard state.selections.count < capacity else { return .refused(.boardFull) }
@@ -110,7 +112,7 @@ public enum LetterBoard: BoardKind {
 }
 
 /// Every refusal a person can meet on the letter board (B5, B10).
-public enum BoardRefusal: Error, Equatable, Codable, Sendable, CustomStringConvertible {
+public enum BoardRefusal: KindRefusal, CustomStringConvertible {
     case boardFull
     case notSelected(Letter)
     case placeOutOfRange(Int, count: Int)

@@ -7,7 +7,7 @@ import BoardCRDT
 /// full decoder, which gives the precise error. So both paths accept exactly
 /// the same frames.
 public enum ThinIntentScanner {
-    public static func scan(_ bytes: UnsafeRawBufferPointer) -> ClientMessage? {
+    public static func scan(_ bytes: UnsafeRawBufferPointer) -> ClientMessage<LetterBoard>? {
         var index = 0
         var fields: (letter: Letter?, to: Int?, ref: String?, key: String?) = (nil, nil, nil, nil)
         var seen: UInt8 = 0
@@ -73,7 +73,7 @@ public enum ThinIntentScanner {
             } else {
                 // Byte counts bound character counts from above; a longer
                 // value may still be in bounds, so the full decoder decides.
-                let limit = bit == 8 ? ClientMessage.maxRefLength : ClientMessage.maxKeyLength
+                let limit = bit == 8 ? ClientLimits.maxRefLength : ClientLimits.maxKeyLength
                 guard let value = string(), value.count <= limit, bit == 8 || value.count > 0 else { return nil }
                 // Invalid UTF-8 would be repaired by decoding; let the full decoder refuse it.
                 guard let text = String(validating: value, as: UTF8.self) else { return nil }

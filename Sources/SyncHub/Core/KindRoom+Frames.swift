@@ -1,0 +1,189 @@
+import BoardCRDT
+import SyncWire
+
+/// The kind-specific half of the hub's protocol: thin intents, `join`, and
+/// the replica protocol (`hello`, `ops`), for boards of kind `Kind`.
+extension KindRoom {
+    typealias Message = ClientMessage<Kind>
+
+    func parseFrame(_ bytes: UnsafeRawBufferPointer) -> ParsedFrame {
+        do throws(ProtocolError) {
+            let message = try Message.parse(bytes)
+            var isOperations = false, isHello = false
+            switch message {
+            case .operations: isOperations = true
+            case .hello: isHello = true
+            case .intent, .join: break
+            }
+            return ParsedFrame(key: message.key, ref: message.ref, isOperations: isOperations, isHello: isHello,
+                               message: message, error: nil)
+        } catch {
+            return ParsedFrame(key: nil, ref: nil, isOperations: false, isHello: false, message: 0, error: error)
+        }
+    }
+
+    func receiveFrame(_ frame: ParsedFrame, from connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
+        guard let message = frame.message as? Message else {
+            preconditionFailure("a frame parsed for another kind reached a \(Kind.name) board")
+        }
+        switch message {
+        case let .intent(intent, ref, key):
+            perform(intent, ref: ref, key: key, by: connection, core: &core, actions: &actions)
+        case let .join(name, ref):
+            join(name, ref: ref, connection: connection, core: &core, actions: &actions)
+        case let .hello(hello):
+            greet(hello, from: connection, core: &core, actions: &actions)
+        case let .operations(operations, ref):
+            merge(operations, ref: ref, from: connection, core: &core, actions: &actions)
+        }
+    }
+
+    /// A board nobody has played yet: the kind's opening (the Set table
+    /// deals a first game), made by the hub and stored like any change.
+    func performOpening(core: inout HubCore) {
+        guard isUnplayed, let opening = Kind.opening else { return }
+        do {
+            guard let operation = try replica.perform(opening) else { return }
+            version += 1
+            core.counters.operationsApplied += 1
+            core.record(makeRecord([operation], replies: [], author: nil), in: self)
+        } catch {
+            // An opening is never refused on an empty board; if a kind's
+            // rules say otherwise the board simply starts unplayed.
+            core.counters.operationsRefused += 1
+        }
+    }
+
+    /// Who acts on this connection from now on (KINDS "Who is acting").
+    private func join(_ name: String, ref: String?, connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
+        if members[connection]?.replica != nil, members[connection]?.name != name {
+            // A replica's operations carry its name; it changes it by a new hello.
+            actions.append(.send(connection: connection, frame: HubMessage.rejected(
+                ref: ref, code: "name_in_use_by_replica", message: "a replica client takes its name from hello; reconnect to change it")))
+            return
+        }
+        if members[connection]?.name != name {
+            members[connection]?.name = name
+            setName(name, for: connection)
+            core.markForPublish(self)
+        }
+        actions.append(.send(connection: connection, frame: HubMessage.ack(ref: ref, version: durableVersion)))
+    }
+
+    /// A thin client's intent: merged into the hub's replica at once, so the
+    /// next intent is checked against it; the reply waits for durability.
+    /// A keyed intent already merged is not merged again: its first answer
+    /// goes back (at once when durable, else once it is).
+    func perform(_ intent: Kind.Intent, ref: String?, key: String?, by connection: UInt64, core: inout HubCore,
+                 actions: inout [HubAction]) {
+        if let key {
+            switch keys[key] {
+            case let .answered(answer)?:
+                core.counters.keyedResends += 1
+                actions.append(.send(connection: connection, frame: answer.frame(ref: ref)))
+                return
+            case .pending?:
+                core.counters.keyedResends += 1
+                keys.wait(key, connection: connection, ref: ref)
+                return
+            case nil:
+                keys.begin(key)
+            }
+        }
+        let answer: KeyedAnswer
+        var operations: [Op] = []
+        do {
+            if let operation = try replica.perform(intent, by: members[connection]?.actingName ?? "") {
+                operations.append(operation)
+                core.counters.operationsApplied += 1
+                if replica.outcome(of: operation.id) == .applied { version += 1 }
+            }
+            answer = .ack(version: version, members: Kind.ackMembers(for: operations.first))
+        } catch {
+            core.counters.operationsRefused += 1
+            answer = .rejected(code: error.code, message: error.message)
+        }
+        core.record(makeRecord(operations, replies: [(connection, answer.frame(ref: ref))], author: connection,
+                               keyed: key.map { ($0, answer) }), in: self)
+    }
+
+    /// A replica client says who it is and which checkpoint it holds: send
+    /// what it may lack. A replica the board has no record of, that says it
+    /// sent operations before, must start again under a new id: whatever it
+    /// sent was forgotten or never became durable, and accepting its next
+    /// sequence numbers would leave a gap nothing can fill.
+    func greet(_ hello: ReplicaHello, from connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
+        if let name = hello.name, members[connection]?.name != name {
+            members[connection]?.name = name
+            setName(name, for: connection)
+            core.markForPublish(self)
+        }
+        guard hello.sent == 0 || replica.knows(hello.replica) else {
+            members[connection]?.replica = nil
+            replicaMembers.remove(connection)
+            actions.append(.send(connection: connection, frame: HubMessage.error(ProtocolError(
+                "unknown_replica",
+                "this board has no record of replica \(hello.replica)'s operations (forgotten after long inactivity, or never stored); start again under a new replica id"),
+                replica: hello.replica)))
+            return
+        }
+        members[connection]?.replica = hello.replica
+        members[connection]?.replicaName = hello.name ?? ""
+        replicaMembers.insert(connection)
+        awaitingSync.removeAll { $0.connection == connection }
+        if compactionInFlight {
+            // Relays of what commits meanwhile still reach it; the sync goes
+            // once the checkpoint is durable (`committed`).
+            awaitingSync.append((connection, hello.frontier))
+            return
+        }
+        sendSync(to: connection, replica: hello.replica, frontier: hello.frontier, core: &core, actions: &actions)
+    }
+
+    /// A replica client's own operations: merged, stored, then answered and
+    /// relayed to the board's other replica clients. Everything the merge
+    /// integrated is stored and relayed, including operations an earlier
+    /// gap held back; the answer (ack or error, once durable) says up to
+    /// which sequence number the hub holds the sender's operations. An
+    /// operation that would land before integrated ones is re-stamped after
+    /// them (an ack is final) and its author gets the hub's version back.
+    func merge(_ operations: [Op], ref: String?, from connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
+        guard let member = members[connection], let own = member.replica else {
+            actions.append(.send(connection: connection, frame: HubMessage.error(
+                ProtocolError("hello_first", "send hello with your replica id before operations"), ref: ref)))
+            return
+        }
+        if let foreign = operations.first(where: { $0.id.replica != own }) {
+            actions.append(.send(connection: connection, frame: HubMessage.error(
+                ProtocolError("not_your_operation", "operation \(foreign.id) belongs to another replica; send only your own"), ref: ref)))
+            return
+        }
+        if let impostor = operations.first(where: { $0.author != member.replicaName }) {
+            actions.append(.send(connection: connection, frame: HubMessage.error(
+                ProtocolError("not_your_name", "operation \(impostor.id) is made by \"\(impostor.author.prefix(32))\"; this replica's hello named \"\(member.replicaName)\""),
+                ref: ref, have: durableSeq(of: own))))
+            return
+        }
+        let report = replica.receive(operations)
+        core.counters.operationsApplied += UInt64(report.integratedOperations.count)
+        if report.changedState { version += 1 }
+        // Every operation of this replica up to `have` is in this record or an earlier one.
+        let have = replica.versions[own]
+        let reply: String
+        if let refusal = report.refused.first {
+            core.counters.operationsRefused += UInt64(report.refused.count)
+            let code: String
+            switch refusal {
+            case .stale: code = "stale_operation"
+            case .malformed, .clockWentBack: code = "bad_operation"
+            case .pendingFull: code = "too_far_ahead"
+            }
+            reply = HubMessage.error(ProtocolError(code, refusal.description), ref: ref, have: have)
+        } else {
+            reply = HubMessage.ack(ref: ref, version: version, have: have)
+        }
+        core.counters.operationsRestamped += UInt64(report.restamped.count)
+        core.record(makeRecord(report.integratedOperations, replies: [(connection, reply)], author: connection,
+                               restamped: !report.restamped.isEmpty), in: self)
+    }
+}

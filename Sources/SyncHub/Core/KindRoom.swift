@@ -1,0 +1,167 @@
+import BoardCRDT
+import Foundation
+import SyncWire
+
+/// A board of kind `Kind` held by the hub: its replica (which seals the
+/// order: an acknowledged operation is final), what of it is durable, and
+/// the kind-specific half of the protocol (`KindRoom+Frames.swift`).
+final class KindRoom<Kind: HostedKind>: BoardRoom {
+    typealias Op = BoardCRDT.Operation<Kind.Change>
+
+    var replica: Replica<Kind>
+    /// The state after every durable operation: what `state` frames show.
+    /// The hub's log only grows at its end (`ReplicaLimits.sealsOrder`), so
+    /// applying committed operations in commit order gives exactly it.
+    private(set) var durableState: Kind.State
+    /// The newest checkpoint the store holds: what a `sync` may send.
+    private(set) var durableCheckpoint: Checkpoint<Kind>
+    /// The checkpoint frontier last sent to the store.
+    private var storedFrontier: Stamp
+    /// Per record in flight (oldest first): its operations and checkpoint.
+    /// `toAuthor`: the hub re-stamped an operation of the author's, which
+    /// gets the record's operations back to move its copy.
+    private var inFlight: [(operations: [Op], checkpoint: Checkpoint<Kind>?, toAuthor: Bool)] = []
+    private var inFlightHead = 0
+
+    /// Whether the board compacted in memory and the store does not hold
+    /// that checkpoint yet: the operations it folded are in neither the
+    /// durable checkpoint nor the log, so a `sync` now would miss them.
+    var compactionInFlight: Bool { replica.checkpoint.frontier != durableCheckpoint.frontier }
+
+    init(address: BoardAddress, hubReplica: ReplicaID, stored: StoredBoard?, limits: HubLimits) throws {
+        let replicaLimits = ReplicaLimits(keptOperations: limits.keptOperations, sealsOrder: true)
+        let decoder = JSONDecoder()
+        var checkpoint = Checkpoint<Kind>.empty
+        if let text = stored?.checkpoint, !text.isEmpty {
+            checkpoint = try decoder.decode(Checkpoint<Kind>.self, from: Data(text.utf8))
+        }
+        var replica = Replica<Kind>(id: stored?.hubReplica ?? hubReplica, checkpoint: checkpoint, limits: replicaLimits)
+        if let texts = stored?.operations, !texts.isEmpty {
+            let operations = try texts.map { try decoder.decode(Op.self, from: Data($0.utf8)) }
+            // Stored stamps are final and in order: nothing is re-stamped.
+            let report = replica.receive(operations.sorted { $0.stamp < $1.stamp })
+            guard report.refused.isEmpty, report.restamped.isEmpty else {
+                throw StoreError(description: "board \(address) holds operations that do not replay: \(report.refused.first.map { "\($0)" } ?? "re-stamped")")
+            }
+        }
+        self.replica = replica
+        durableState = replica.state
+        // Everything loaded is durable, so a compaction while loading (a
+        // smaller --kept-operations than before) gives a durable checkpoint;
+        // it is stored with the next record (the frontiers differ).
+        durableCheckpoint = replica.checkpoint
+        storedFrontier = checkpoint.frontier
+        super.init(address: address, version: stored?.version ?? 0, limits: limits, hasKeys: stored?.hasKeys ?? false)
+    }
+
+    override func parse(_ bytes: UnsafeRawBufferPointer) -> ParsedFrame { parseFrame(bytes) }
+
+    override func receive(_ frame: ParsedFrame, from connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
+        receiveFrame(frame, from: connection, core: &core, actions: &actions)
+    }
+
+    override func open(core: inout HubCore) { performOpening(core: &core) }
+
+    /// Whether nobody has played this board yet (no operation, no checkpoint).
+    var isUnplayed: Bool { replica.log.isEmpty && replica.checkpoint.frontier == .origin && version == 0 }
+
+    override func durableSeq(of replica: ReplicaID) -> UInt64 {
+        self.replica.versions[replica] - (operationsInFlight[replica] ?? 0)
+    }
+
+    /// What a replica client that holds a checkpoint at `frontier` needs:
+    /// the durable checkpoint when its own is older, and every durable
+    /// operation after the hub's checkpoint (it ignores those it has).
+    /// Only while no compaction is in flight (`compactionInFlight`).
+    func catchUp(from frontier: Stamp) -> Delta<Kind> {
+        let operations = replica.log.filter { $0.id.seq <= durableSeq(of: $0.id.replica) }
+        return Delta(checkpoint: frontier < durableCheckpoint.frontier ? durableCheckpoint : nil, operations: operations)
+    }
+
+    override func stateFrame() -> String {
+        HubMessage.state(board: address.name, kind: Kind.name, version: durableVersion, members: Kind.stateMembers(durableState),
+                         clients: members.count, names: names)
+    }
+
+    /// The record of `operations` (integrated just now, in order) for the store.
+    func makeRecord(_ operations: [Op], replies: [(connection: UInt64, frame: String)], author: UInt64?,
+                    keyed: (key: String, answer: KeyedAnswer)? = nil, restamped: Bool = false) -> DurableRecord {
+        let stored = operations.map { StoredOperation(id: $0.id, lamport: $0.lamport, json: Kind.operationJSON($0)) }
+        inFlight.append((operations, nil, restamped))
+        return DurableRecord(board: name, kind: Kind.name, hubReplica: replica.id, operations: stored, version: version,
+                             replies: replies, author: author, checkpoint: nil, keyed: keyed)
+    }
+
+    override func checkpointToStore(forgettingBeyond limit: Int, counters: inout HubCounters) -> StoredCheckpoint? {
+        guard replica.checkpoint.frontier != storedFrontier else { return nil }
+        // The board compacted: forget the least recent replicas beyond the
+        // limit before the checkpoint is stored, so neither memory nor the
+        // checkpoint grows with every replica ever seen.
+        var keep = Set(members.values.compactMap(\.replica))
+        keep.formUnion(replicasInFlight)
+        counters.replicasForgotten += UInt64(replica.forgetReplicas(beyond: limit, keeping: keep))
+        let checkpoint = replica.checkpoint
+        storedFrontier = checkpoint.frontier
+        inFlight[inFlight.count - 1].checkpoint = checkpoint
+        return StoredCheckpoint(frontier: checkpoint.frontier) {
+            String(decoding: try JSONEncoder().encode(checkpoint), as: UTF8.self)
+        }
+    }
+
+    override func committed(_ record: DurableRecord, core: inout HubCore, actions: inout [HubAction]) {
+        guard inFlightHead < inFlight.count else { return }
+        let (operations, checkpoint, toAuthor) = inFlight[inFlightHead]
+        inFlightHead += 1
+        if inFlightHead == inFlight.count {
+            inFlight.removeAll(keepingCapacity: true)
+            inFlightHead = 0
+        }
+        for operation in operations { _ = Kind.apply(operation, to: &durableState) }
+        if record.version > durableVersion || !operations.isEmpty {
+            durableVersion = max(durableVersion, record.version)
+            core.markForPublish(self)
+        }
+        if !operations.isEmpty, !replicaMembers.isEmpty {
+            // The author gets its own operations back only when the hub
+            // re-stamped one: it moves its copy to the final place.
+            let to = toAuthor ? Array(replicaMembers) : replicaMembers.filter { $0 != record.author }
+            if !to.isEmpty {
+                actions.append(.relay(frame: HubMessage.operations(operations, of: Kind.self, board: address.name, version: record.version), to: to))
+            }
+        }
+        if let checkpoint {
+            durableCheckpoint = checkpoint
+            if !compactionInFlight, !awaitingSync.isEmpty {
+                let waiting = awaitingSync
+                awaitingSync = []
+                for (id, frontier) in waiting {
+                    guard replicaMembers.contains(id), let replica = members[id]?.replica else { continue }
+                    sendSync(to: id, replica: replica, frontier: frontier, core: &core, actions: &actions)
+                }
+            }
+            let replicas = Array(replicaMembers)
+            if !replicas.isEmpty {
+                do {
+                    actions.append(.relay(frame: try HubMessage.checkpoint(checkpoint, board: address.name, version: record.version), to: replicas))
+                } catch {
+                    // Never an empty or partial frame: these replicas
+                    // reconnect and catch up through `sync`.
+                    core.counters.encodingFailures += 1
+                    for id in replicas { actions.append(.close(connection: id, code: 1011, reason: "checkpoint could not be encoded")) }
+                }
+            }
+        }
+    }
+
+    /// The `sync` answering a replica client's `hello`.
+    func sendSync(to connection: UInt64, replica id: ReplicaID, frontier: Stamp, core: inout HubCore, actions: inout [HubAction]) {
+        do {
+            let frame = try HubMessage.sync(catchUp(from: frontier), board: address.name, version: durableVersion,
+                                            replica: id, have: durableSeq(of: id), name: members[connection]?.replicaName ?? "")
+            actions.append(.send(connection: connection, frame: frame))
+        } catch {
+            core.counters.encodingFailures += 1
+            actions.append(.close(connection: connection, code: 1011, reason: "sync could not be encoded"))
+        }
+    }
+}

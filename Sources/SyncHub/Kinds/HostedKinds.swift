@@ -1,0 +1,36 @@
+import BoardCRDT
+import SyncWire
+
+/// A kind the hub hosts: its rules (`BoardKind`), its wire adapter
+/// (`WireKind`) and the browser page that plays it. The hub core, the store,
+/// presence, limits and metrics handle every kind alike through `KindRoom`.
+protocol HostedKind: WireKind {
+    /// The page under `Sources/SyncHub/Web` a GET of a board's path serves.
+    static var page: String { get }
+}
+
+extension HostedKind {
+    /// A room holding a board of this kind, loaded from what the store holds.
+    static func makeRoom(address: BoardAddress, hubReplica: ReplicaID, stored: StoredBoard?, limits: HubLimits) throws -> BoardRoom {
+        try KindRoom<Self>(address: address, hubReplica: hubReplica, stored: stored, limits: limits)
+    }
+}
+
+/// The one table of kinds: adding a kind is one line here (and its files in
+/// `Kinds/NAME` folders of BoardCRDT, SyncWire, syncclient and `Web/`).
+enum HostedKinds {
+    static let all: [any HostedKind.Type] = [LetterBoard.self]
+
+    /// The kind whose boards live under `/segment/NAME`.
+    static func kind(pathSegment segment: Substring) -> (any HostedKind.Type)? {
+        all.first { $0.pathSegment == segment }
+    }
+
+    static func kind(named name: String) -> (any HostedKind.Type)? {
+        all.first { $0.name == name }
+    }
+}
+
+extension LetterBoard: HostedKind {
+    static let page = "index.html"
+}

@@ -1,0 +1,82 @@
+import BoardCRDT
+import Foundation
+
+/// The letter board on the wire (CONTRACT): `select`/`deselect` with
+/// `letter`, `move` with `letter` and `to`, `reset`; state member `order`.
+extension LetterBoard: WireKind {
+    public static let pathSegment = "boards"
+    public static let intentTypes = ["select", "deselect", "move", "reset"]
+
+    private struct Fields: Decodable {
+        var letter: String?
+        var to: Int?
+    }
+
+    public static func intent(type: String, frame: Data) throws(ProtocolError) -> Intent? {
+        guard intentTypes.contains(type) else { return nil }
+        let fields = try WireDecoding.decode(Fields.self, from: frame)
+        switch type {
+        case "select": return .select(try letter(fields.letter, for: type))
+        case "deselect": return .deselect(try letter(fields.letter, for: type))
+        case "move":
+            let letter = try letter(fields.letter, for: type)
+            guard let place = fields.to else {
+                throw ProtocolError("missing_field", "move needs \"to\": the 1-based place to move the letter to")
+            }
+            return .move(letter, to: place)
+        default: return .reset
+        }
+    }
+
+    private static func letter(_ text: String?, for type: String) throws(ProtocolError) -> Letter {
+        guard let text else {
+            throw ProtocolError("missing_field", "\(type) needs \"letter\": one of A-Z")
+        }
+        guard let letter = Letter(text) else {
+            throw ProtocolError("bad_letter", "\"\(text.prefix(16))\" is not a letter: use one upper-case letter A-Z")
+        }
+        return letter
+    }
+
+    public static func intentMembers(_ intent: Intent) -> String {
+        switch intent {
+        case let .select(letter): "\"type\":\"select\",\"letter\":\"\(letter)\""
+        case let .deselect(letter): "\"type\":\"deselect\",\"letter\":\"\(letter)\""
+        case let .move(letter, place): "\"type\":\"move\",\"letter\":\"\(letter)\",\"to\":\(place)"
+        case .reset: "\"type\":\"reset\""
+        }
+    }
+
+    public static func stateMembers(_ state: State) -> String {
+        var out = "\"order\":["
+        for (index, selection) in state.selections.enumerated() {
+            if index > 0 { out += "," }
+            out += "\"\(selection.letter)\""
+        }
+        return out + "]"
+    }
+
+    public static func changeJSON(_ change: Change) -> String {
+        switch change {
+        case let .select(letter): "{\"op\":\"select\",\"letter\":\"\(letter)\"}"
+        case let .deselect(letter): "{\"op\":\"deselect\",\"letter\":\"\(letter)\"}"
+        case let .move(letter, anchor, side, place):
+            "{\"op\":\"move\",\"letter\":\"\(letter)\",\"anchor\":\"\(anchor)\",\"side\":\"\(side.rawValue)\",\"place\":\(place)}"
+        case let .reset(seen):
+            "{\"op\":\"reset\",\"seen\":[" + seen.map { "[\($0.replica.rawValue),\($0.seq)]" }.joined(separator: ",") + "]}"
+        }
+    }
+
+    public static func summary(of change: Change) -> String {
+        switch change {
+        case let .select(letter): "your pick of \(letter)"
+        case let .deselect(letter): "your deselect of \(letter)"
+        case let .move(letter, _, _, _): "your move of \(letter)"
+        case .reset: "your reset"
+        }
+    }
+
+    public static func scanIntent(_ bytes: UnsafeRawBufferPointer) -> ClientMessage<LetterBoard>? {
+        ThinIntentScanner.scan(bytes)
+    }
+}

@@ -1,0 +1,91 @@
+import BoardCRDT
+import Foundation
+
+/// A board kind's wire adapter: how its intents, changes and state look in
+/// JSON frames (docs/PROTOCOL.md, docs/rules/). The hub, the store, the
+/// replica link and `bench` handle every kind through this protocol; a kind
+/// adds one conformance in `Sources/SyncWire/Kinds/NAME` and one line in the
+/// hub's kind table.
+public protocol WireKind: BoardKind {
+    /// The first segment of the kind's board paths: `boards` for letters
+    /// (`/boards/NAME`), `set` for the Set table (`/set/NAME`).
+    static var pathSegment: String { get }
+    /// The intent `type`s the kind takes, for error messages.
+    static var intentTypes: [String] { get }
+    /// Decodes an intent of `type` from the whole frame, or nil when `type`
+    /// is not one of this kind's intents. Errors name the field and what
+    /// was expected.
+    static func intent(type: String, frame: Data) throws(ProtocolError) -> Intent?
+    /// The intent as JSON members, `type` first: `"type":"choose","card":"2SFR"`.
+    static func intentMembers(_ intent: Intent) -> String
+    /// The kind's own members of a `state` frame, after the common ones:
+    /// `"order":["F","A"]`.
+    static func stateMembers(_ state: State) -> String
+    /// The change as JSON, the same shape its `Codable` form decodes
+    /// (written by hand: the store writes one per operation).
+    static func changeJSON(_ change: Change) -> String
+    /// A fast path for the kind's most frequent frames, or nil to use the
+    /// full decoder (which must accept exactly the same frames).
+    static func scanIntent(_ bytes: UnsafeRawBufferPointer) -> ClientMessage<Self>?
+    /// What the hub performs on a board nobody has played yet (the Set table
+    /// deals a first game), or nil.
+    static var opening: Intent? { get }
+    /// The acknowledgement's extra members for an operation this intent
+    /// made (kinds may name what was created), or "".
+    static func ackMembers(for operation: BoardCRDT.Operation<Change>?) -> String
+}
+
+extension WireKind {
+    public static func scanIntent(_ bytes: UnsafeRawBufferPointer) -> ClientMessage<Self>? { nil }
+    public static var opening: Intent? { nil }
+    public static func ackMembers(for operation: BoardCRDT.Operation<Change>?) -> String { "" }
+    public static func summary(of change: Change) -> String { "your change" }
+
+    /// `{"id":[r,s],"lamport":l,"by":"ana","change":{...}}`, written by hand.
+    public static func operationJSON(_ operation: BoardCRDT.Operation<Change>) -> String {
+        var out = "{\"id\":[\(operation.id.replica.rawValue),\(operation.id.seq)],\"lamport\":\(operation.lamport)"
+        if !operation.author.isEmpty {
+            out += ",\"by\":"
+            HubMessage.appendJSONString(operation.author, to: &out)
+        }
+        return out + ",\"change\":" + changeJSON(operation.change) + "}"
+    }
+}
+
+/// Decoding helpers shared by the kinds' adapters.
+public enum WireDecoding {
+    /// Decodes `T` from a frame, turning the decoder's error into one that
+    /// names the field.
+    public static func decode<T: Decodable>(_ type: T.Type, from frame: Data) throws(ProtocolError) -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: frame)
+        } catch let error as DecodingError {
+            throw describe(error)
+        } catch let error as ProtocolError {
+            throw error
+        } catch {
+            throw ProtocolError("bad_json", "the frame is not a JSON object")
+        }
+    }
+
+    static func describe(_ error: DecodingError) -> ProtocolError {
+        func field(_ path: [any CodingKey]) -> String {
+            path.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch error {
+        case let .keyNotFound(key, context) where context.codingPath.isEmpty:
+            return ProtocolError("missing_field", "the frame needs \"\(key.stringValue)\"")
+        case let .keyNotFound(key, context):
+            return ProtocolError("missing_field", "\"\(field(context.codingPath))\" needs \"\(key.stringValue)\"")
+        case let .typeMismatch(_, context), let .valueNotFound(_, context):
+            return ProtocolError("bad_field", "\"\(field(context.codingPath))\" has the wrong type")
+        case let .dataCorrupted(context) where context.codingPath.isEmpty:
+            return ProtocolError("bad_json", "the frame is not a JSON object")
+        case let .dataCorrupted(context):
+            if let error = context.underlyingError as? ProtocolError { return error }
+            return ProtocolError("bad_field", "\"\(field(context.codingPath))\": \(context.debugDescription)")
+        @unknown default:
+            return ProtocolError("bad_json", "the frame could not be read")
+        }
+    }
+}
