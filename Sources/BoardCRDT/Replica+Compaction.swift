@@ -95,6 +95,12 @@ extension Replica {
     ) -> (adopt: AdoptReport<Kind.Change>, merge: MergeReport<Kind>) {
         var adoptReport = AdoptReport<Kind.Change>()
         var mergeReport = MergeReport<Kind>()
+        if delta.checkpoint != nil {
+            // Own operations the hub re-stamped first: the checkpoint is
+            // judged against their final stamps, not as late ones to redo.
+            let own = delta.operations.filter { $0.id.replica == id }
+            if !own.isEmpty { mergeReport = receive(own) }
+        }
         if let checkpoint = delta.checkpoint {
             do {
                 adoptReport = try adopt(checkpoint, freshID: freshID)
@@ -104,7 +110,14 @@ extension Replica {
                 adoptReport.refusal = error
             }
         }
-        mergeReport = receive(delta.operations)
+        let merged = receive(delta.operations)
+        mergeReport.integratedOperations += merged.integratedOperations
+        mergeReport.duplicates += merged.duplicates
+        mergeReport.buffered += merged.buffered
+        mergeReport.refused += merged.refused
+        mergeReport.changedOutcomes += merged.changedOutcomes
+        mergeReport.restamped += merged.restamped
+        mergeReport.changedState = mergeReport.changedState || merged.changedState
         return (adoptReport, mergeReport)
     }
 

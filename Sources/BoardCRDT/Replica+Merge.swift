@@ -63,6 +63,15 @@ extension Replica {
         var moved: [OperationID: Outcome<Kind.Refusal>] = [:]
         var earliestMoved = Int.max
         for op in operations {
+            if op.id.replica == id, op.id.seq <= versions[id], let waiting = late.firstIndex(where: { $0.id == op.id }) {
+                // Moved earlier in this batch (it followed a re-stamped one):
+                // the hub's own version wins.
+                if late[waiting].stamp != op.stamp {
+                    late[waiting] = op
+                    retimeOwn(after: op, late: &late, moved: &moved, earliest: &earliestMoved)
+                }
+                continue
+            }
             if op.id.replica == id, op.id.seq <= versions[id], let index = logIndex(of: op.id), log[index].stamp != op.stamp {
                 // The hub re-stamped one of ours after operations it had
                 // acknowledged: take its version (only we had seen ours).
@@ -74,6 +83,7 @@ extension Replica {
                 clock = max(clock, op.lamport)
                 report.restamped.append(op.id)
                 late.append(op)
+                retimeOwn(after: op, late: &late, moved: &moved, earliest: &earliestMoved)
                 continue
             }
             receiveOne(op, report: &report, late: &late)
@@ -84,6 +94,43 @@ extension Replica {
         compactIfNeeded()
         report.changedState = state != stateBefore
         return report
+    }
+
+    /// After the hub's version of our own `op` came back with a new stamp:
+    /// our later operations follow it. A replica's Lamport times grow with
+    /// its sequence numbers, at the hub too, so each later one takes at
+    /// least the previous one's time + 1; the hub re-stamps those it has not
+    /// integrated the same way or later, and its versions replace these when
+    /// they come back. Those moved leave the log for `late`.
+    private mutating func retimeOwn(after op: Op, late: inout [Op], moved: inout [OperationID: Outcome<Kind.Refusal>],
+                                    earliest: inout Int) {
+        var next = op.lamport
+        var laterOwn: [(seq: UInt64, lamport: UInt64)] = log.filter { $0.id.replica == id && $0.id.seq > op.id.seq }
+            .map { ($0.id.seq, $0.lamport) }
+        laterOwn += late.filter { $0.id.replica == id && $0.id.seq > op.id.seq }.map { ($0.id.seq, $0.lamport) }
+        var retimed: [UInt64: UInt64] = [:]
+        for entry in laterOwn.sorted(by: { $0.seq < $1.seq }) {
+            let lamport = max(entry.lamport, next + 1)
+            if lamport != entry.lamport { retimed[entry.seq] = lamport }
+            next = lamport
+        }
+        clock = max(clock, next)
+        lastLamport[id] = max(lastLamport[id] ?? 0, next)
+        guard !retimed.isEmpty else { return }
+        for index in late.indices where late[index].id.replica == id {
+            if let lamport = retimed.removeValue(forKey: late[index].id.seq) { late[index].lamport = lamport }
+        }
+        var index = log.count - 1
+        while index >= 0, !retimed.isEmpty {
+            if log[index].id.replica == id, let lamport = retimed.removeValue(forKey: log[index].id.seq) {
+                var follower = log.remove(at: index)
+                moved[follower.id] = outcomes.remove(at: index)
+                earliest = min(earliest, index)
+                follower.lamport = lamport
+                late.append(follower)
+            }
+            index -= 1
+        }
     }
 
     /// Integrates one operation; see `receive(_:)`.

@@ -4,23 +4,19 @@ import Foundation
 /// Encodes the hub's messages. The thin ones are written by hand: they are
 /// on the hot path (a state frame per board change) and have a fixed shape.
 public enum HubMessage {
-    /// `{"type":"state","board":...,"kind":...,"version":...,<the kind's members>,"clients":...}`
+    /// `{"type":"state","board":...,"kind":...,"version":...,"clients":...,"names":[...],<the kind's members>}`
     /// `names` lists the display names given on the board (`join`, `hello`).
     public static func state(board: String, kind: String, version: UInt64, members: String, clients: Int, names: [String] = []) -> String {
         var out = "{\"type\":\"state\",\"board\":"
-        out.reserveCapacity(96 + members.utf8.count)
+        out.reserveCapacity(112 + members.utf8.count)
         appendJSONString(board, to: &out)
-        out += ",\"kind\":\"\(kind)\",\"version\":\(version),"
-        out += members
-        out += ",\"clients\":\(clients)"
-        if !names.isEmpty {
-            out += ",\"names\":["
-            for (index, name) in names.enumerated() {
-                if index > 0 { out += "," }
-                appendJSONString(name, to: &out)
-            }
-            out += "]"
+        out += ",\"kind\":\"\(kind)\",\"version\":\(version),\"clients\":\(clients),\"names\":["
+        for (index, name) in names.enumerated() {
+            if index > 0 { out += "," }
+            appendJSONString(name, to: &out)
         }
+        out += "]"
+        if !members.isEmpty { out += "," + members }
         out += "}"
         return out
     }

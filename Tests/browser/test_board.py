@@ -576,6 +576,18 @@ def test_start_page_opens_a_board(hub, board, browsers):
     assert d.execute_script("return document.getElementById('board-name').textContent") == board
 
 
+def test_page_at_boards_path(hub, board, browsers, thin):
+    """K2: a plain GET /boards/NAME serves the same page, on the same board as /b/NAME."""
+    watcher = thin(hub.ws(board))
+    d = browsers()
+    d.get(f"{hub.http}/boards/{board}")
+    wait_for(d, lambda d: snap(d)["conn"] == "live", 15, "page at /boards/NAME never went live")
+    assert d.execute_script("return document.body.dataset.board") == board
+    tap(d, "Q")
+    watcher.wait_order(["Q"])
+    wait_order(d, ["Q"])
+
+
 def test_reconnects_and_shows_it(hub_binary, browsers, thin, shot):
     """The status bar shows connecting/live/reconnecting; the page comes back by itself."""
     hubs = [Hub(hub_binary).start()]

@@ -268,6 +268,8 @@ class ReplicaClient(Link):
         seq = len(ops) + 1
         self.max_lamport += 1
         op = {"id": [self.rid, seq], "lamport": self.max_lamport, "change": change}
+        if self.name:
+            op["by"] = self.name  # the hub checks it is the hello's name
         ops.append(op)
         self.ops[(self.rid, seq)] = op
         self._added.append(op)
@@ -284,6 +286,12 @@ class ReplicaClient(Link):
                 if oid not in self.mine:
                     self.events.violation(f"{self.name}: the hub sent op {oid} of this client's replica id, which it never made")
                 elif self.mine[oid] != canonical(op):
+                    mine = json.loads(self.mine[oid])
+                    if mine["lamport"] < op["lamport"] and canonical({**mine, "lamport": op["lamport"]}) == canonical(op):
+                        # An ack is final: the hub re-stamped our op after the
+                        # ops it had already integrated; take its version.
+                        self.restamp(op)
+                        continue
                     self.events.violation(f"{self.name}: the hub altered own op {oid}: {canonical(op)} vs {self.mine[oid]}")
             if model.stamp(op) <= self.frontier:
                 continue
@@ -293,6 +301,18 @@ class ReplicaClient(Link):
             if known is None:
                 self.ops[oid] = op
                 self._added.append(op)
+
+    def restamp(self, op):
+        oid = model.op_id(op)
+        self.stats["restamped"] = self.stats.get("restamped", 0) + 1
+        self.mine[oid] = canonical(op)
+        own = self.own.get(oid[0], [])
+        if 0 < oid[1] <= len(own):
+            own[oid[1] - 1] = op
+        if oid in self.ops:
+            self.ops[oid] = op
+        self._cache = None
+        self._added = []
 
     def covered(self, replica, seq):
         return seq <= self.cp_versions.get(replica, 0)
@@ -529,6 +549,10 @@ class ReplicaClient(Link):
             self._check_relay_version(m["version"], "sync")
             self._note_have(rid, m.get("have"), "sync")
             if m.get("checkpoint"):
+                # Own ops the hub re-stamped come first: the checkpoint is
+                # judged against their final stamps.
+                own = [op for op in m.get("operations", []) if op["id"][0] in self.own or op["id"][0] == self.rid]
+                self.integrate(own, "sync")
                 self.adopt(m["checkpoint"], "sync")
             self.integrate(m.get("operations", []), "sync")
             self.last_sync = m

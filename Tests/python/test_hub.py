@@ -50,7 +50,7 @@ def test_join_gets_state_first_and_presence_counts(hub):
     async def main():
         async with websockets.connect(hub.url("p1")) as a:
             first = await recv_json(a)
-            assert first == {"type": "state", "board": "p1", "version": 0, "order": [], "clients": 1}
+            assert first == {"type": "state", "board": "p1", "kind": "letters", "version": 0, "clients": 1, "names": [], "order": []}
             async with websockets.connect(hub.url("p1")) as b:
                 assert (await recv_json(b))["clients"] == 2
                 await until(a, lambda m: m["type"] == "state" and m["clients"] == 2)
@@ -496,7 +496,7 @@ def test_replica_protocol_hello_sync_and_relay(hub):
             sync = await until(replica, lambda m: m["type"] == "sync")
             assert [op["change"]["letter"] for op in sync["operations"]] == ["Q"]
             lamport = max(op["lamport"] for op in sync["operations"]) + 1
-            op = {"id": [77, 1], "lamport": lamport, "change": {"op": "select", "letter": "R"}}
+            op = {"id": [77, 1], "lamport": lamport, "by": "bob", "change": {"op": "select", "letter": "R"}}
             await replica.send(json.dumps({"type": "ops", "operations": [op], "ref": "s1"}))
             assert (await answer(replica, "s1"))["type"] == "ack"
             state = await until(thin, lambda m: m["type"] == "state" and "R" in m["order"])

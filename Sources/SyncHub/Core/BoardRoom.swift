@@ -26,6 +26,10 @@ class BoardRoom {
     private(set) var operationsInFlight: [ReplicaID: UInt64] = [:]
     /// The state frame needs sending (change, join or leave).
     var needsPublish = false
+    /// The kind's opening (a first deal) is on its way to the store: no
+    /// state is shown before it is durable, so nobody sees a board before
+    /// its first game (KindRoom.open).
+    var openingInFlight = false
     var emptySince: UInt64?
     /// Idempotency keys of thin intents (at most once, KINDS "Frames").
     var keys: IntentKeys

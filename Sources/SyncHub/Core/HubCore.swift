@@ -117,6 +117,8 @@ struct HubCore {
         dirty.removeAll(keepingCapacity: true)
         for room in due where room.needsPublish {
             room.needsPublish = false
+            // Shown once its opening is durable (`committed` marks it again).
+            if room.openingInFlight { continue }
             actions.append(.publish(frame: room.stateFrame(), to: Array(room.members.keys)))
             counters.statesPublished += 1
         }

@@ -46,6 +46,7 @@ extension KindRoom {
             guard let operation = try replica.perform(opening) else { return }
             version += 1
             core.counters.operationsApplied += 1
+            openingInFlight = true
             core.record(makeRecord([operation], replies: [], author: nil), in: self)
         } catch {
             // An opening is never refused on an empty board; if a kind's

@@ -117,6 +117,7 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
             inFlightHead = 0
         }
         for operation in operations { _ = Kind.apply(operation, to: &durableState) }
+        openingInFlight = false
         if record.version > durableVersion || !operations.isEmpty {
             durableVersion = max(durableVersion, record.version)
             core.markForPublish(self)

@@ -19,7 +19,7 @@ extension HostedKind {
 /// The one table of kinds: adding a kind is one line here (and its files in
 /// `Kinds/NAME` folders of BoardCRDT, SyncWire, syncclient and `Web/`).
 enum HostedKinds {
-    static let all: [any HostedKind.Type] = [LetterBoard.self]
+    static let all: [any HostedKind.Type] = [LetterBoard.self, SetTable.self]
 
     /// The kind whose boards live under `/segment/NAME`.
     static func kind(pathSegment segment: Substring) -> (any HostedKind.Type)? {
@@ -33,4 +33,8 @@ enum HostedKinds {
 
 extension LetterBoard: HostedKind {
     static let page = "index.html"
+}
+
+extension SetTable: HostedKind {
+    static let page = "set.html"
 }

@@ -17,7 +17,8 @@
 
   // ------------------------------------------------------------------ routing
   function boardFromPath() {
-    const m = location.pathname.match(/^\/b\/([^/]*)\/?$/);
+    // The letter board's page is served at /b/NAME and at /boards/NAME (K2).
+    const m = location.pathname.match(/^\/(?:b|boards)\/([^/]*)\/?$/);
     if (!m) return { name: null, bad: null };
     let name;
     try { name = decodeURIComponent(m[1]); } catch (_) { return { name: null, bad: m[1] }; }

@@ -5,14 +5,16 @@ import WebSocketLoop
 struct WatchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
-        abstract: "Mirror a board live, full screen, and play it; q quits.",
+        abstract: "Mirror a board or Set table live, full screen, and play it; q quits.",
         discussion: """
-            Keys: a letter A-Z toggles it; 1-6 moves the focused letter to that place; < and > (or \
+            Letter boards (/boards/NAME): a letter A-Z toggles it; 1-6 moves the focused letter to that place; < and > (or \
             arrows left/right) move it one place; Tab moves the focus; - hides, + shows, ! resets; \
             ? toggles the key list; q (Shift-Q toggles Q), Esc, Ctrl-C or Ctrl-D quits. \
             Mouse: click a tile to toggle it, drag a letter in the top grid onto another cell to move it, \
             click Hide / Show / Reset, drag the action bar up or down. \
-            When standard output is not a terminal, prints one line per change of the order instead.
+            Set tables (/set/NAME): arrows move the cursor, Space or Enter chooses the card under it, \
+            a click chooses a card; d deals three more, n starts a new game after y confirms; q quits. \
+            When standard output is not a terminal, prints one line per change of the order (or the table) instead.
             """)
 
     @OptionGroup var board: BoardOptions

@@ -2,18 +2,20 @@ import BoardCRDT
 import Foundation
 import WebSocketLoop
 
-/// `syncclient watch`: the replica link, the screen controller and the
-/// terminal, all driven on the client loop's thread.
-final class WatchSession: ClientDelegate, @unchecked Sendable {
+/// `syncclient watch`: the replica link, a kind's screen and the terminal,
+/// all driven on the client loop's thread. The same session serves every
+/// kind; `Screen` is the kind's pure state machine (`KindScreen`).
+final class WatchSession<Screen: KindScreen>: ClientDelegate, @unchecked Sendable {
     // Sendable: confined to the client loop's thread; other threads post to it.
     private let client = WebSocketClient(fdLimit: 64)
-    private let link: ReplicaLink<LetterBoard>
+    private let link: ReplicaLink<Screen.Kind>
+    private let boardName: String
     private let interactive: Bool
     private let terminal = Terminal()
-    private var controller: WatchController
+    private var screen: Screen
     private var decoder = InputDecoder()
     private let colour = ColourMode.detect(environment: ProcessInfo.processInfo.environment)
-    private var lastSnapshot: LinkSnapshot<LetterBoard>?
+    private var lastSnapshot: LinkSnapshot<Screen.Kind>?
     private var lastLine = ""
     private var needsRedraw = true
     private var lastTick: UInt64 = 0
@@ -21,9 +23,10 @@ final class WatchSession: ClientDelegate, @unchecked Sendable {
 
     init(url: WebSocketURL, boardName: String, name: String?, interactive: Bool) {
         link = ReplicaLink(client: client, url: url, name: name)
+        self.boardName = boardName
         self.interactive = interactive
         let size = Terminal.size()
-        controller = WatchController(boardName: boardName, width: size.width, height: size.height)
+        screen = Screen(boardName: boardName, name: name, width: size.width, height: size.height)
     }
 
     func run() {
@@ -37,7 +40,7 @@ final class WatchSession: ClientDelegate, @unchecked Sendable {
             client.post { [self] in
                 if signal == SIGWINCH {
                     let size = Terminal.size()
-                    apply(controller.handle(.resize(width: size.width, height: size.height)))
+                    apply(screen.react(to: .resize(width: size.width, height: size.height)))
                 } else {
                     quit()
                 }
@@ -48,7 +51,7 @@ final class WatchSession: ClientDelegate, @unchecked Sendable {
             Terminal.readInput { [client, self] bytes in
                 client.post { [self] in
                     lastInput = WebSocketClient.nowNanos()
-                    for event in decoder.feed(bytes) { apply(controller.handle(.input(event))) }
+                    for event in decoder.feed(bytes) { apply(screen.react(to: .input(event))) }
                 }
             }
         }
@@ -62,7 +65,7 @@ final class WatchSession: ClientDelegate, @unchecked Sendable {
         client.stop()
     }
 
-    private func apply(_ actions: [WatchAction]) {
+    private func apply(_ actions: [ScreenAction<Screen.Kind.Intent>]) {
         for action in actions {
             switch action {
             case let .send(intent): link.perform(intent)
@@ -72,23 +75,18 @@ final class WatchSession: ClientDelegate, @unchecked Sendable {
         }
     }
 
-    /// Feeds the link's news to the screen (or, piped, prints the order).
-    private func show(_ snapshot: LinkSnapshot<LetterBoard>) {
-        defer { lastSnapshot = snapshot }
+    /// Feeds the link's news to the screen (or, piped, prints a line).
+    private func show(_ snapshot: LinkSnapshot<Screen.Kind>) {
+        let previous = lastSnapshot
+        lastSnapshot = snapshot
         guard interactive else {
-            let line = "\(controller.model.boardName) v\(snapshot.version): "
-                + (snapshot.board.order.isEmpty ? "(empty)" : snapshot.board.order.enumerated().map { "\($0.offset + 1):\($0.element)" }.joined(separator: " "))
-            let orderChanged = lastSnapshot?.board.order != snapshot.board.order || lastSnapshot == nil
-            if orderChanged, line != lastLine {
+            if let line = Screen.transcriptLine(boardName: boardName, snapshot: snapshot, previous: previous), line != lastLine {
                 lastLine = line
                 FileHandle.standardOutput.write(Data((line + "\n").utf8))
             }
             return
         }
-        if lastSnapshot?.board.order != snapshot.board.order { apply(controller.handle(.order(snapshot.board.order))) }
-        if lastSnapshot?.state != snapshot.state { apply(controller.handle(.connection(snapshot.state))) }
-        if lastSnapshot?.clients != snapshot.clients { apply(controller.handle(.clients(snapshot.clients))) }
-        if let refusal = snapshot.refusal, lastSnapshot?.refusal != refusal { apply(controller.handle(.refusal(refusal))) }
+        apply(screen.react(to: .snapshot(snapshot, previous: previous)))
     }
 
     // MARK: ClientDelegate (forwarded to the link)
@@ -105,15 +103,15 @@ final class WatchSession: ClientDelegate, @unchecked Sendable {
         let now = WebSocketClient.nowNanos()
         if decoder.hasPendingInput, now - lastInput >= 50_000_000 {
             // A lone Esc: no sequence followed it.
-            for event in decoder.flush() { apply(controller.handle(.input(event))) }
+            for event in decoder.flush() { apply(screen.react(to: .input(event))) }
         }
-        if controller.isAnimating, now - lastTick >= 50_000_000 {
+        if screen.isAnimating, now - lastTick >= 50_000_000 {
             lastTick = now
-            apply(controller.handle(.tick))
+            apply(screen.react(to: .tick))
         }
         if needsRedraw {
             needsRedraw = false
-            terminal.draw(controller.render(colour: colour))
+            terminal.draw(screen.render(colour: colour))
         }
     }
 }

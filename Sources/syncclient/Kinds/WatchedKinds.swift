@@ -11,18 +11,12 @@ protocol WatchedKind: WireKind {
 
 /// The one table of kinds the terminal client knows: adding a kind is one line here.
 enum WatchedKinds {
-    static let all: [any WatchedKind.Type] = [LetterBoard.self]
+    static let all: [any WatchedKind.Type] = [LetterBoard.self, SetTable.self]
 
     /// The kind of a board path `/SEGMENT/NAME` (NAME non-empty).
     static func kind(ofPath path: String) -> (any WatchedKind.Type)? {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].isEmpty, !parts[2].isEmpty else { return nil }
         return all.first { $0.pathSegment == parts[1] }
-    }
-}
-
-extension LetterBoard: WatchedKind {
-    static func watch(url: WebSocketURL, boardName: String, name: String?, interactive: Bool) {
-        WatchSession(url: url, boardName: boardName, name: name, interactive: interactive).run()
     }
 }

@@ -197,6 +197,10 @@ struct ReplicaSession<Kind: WireKind> {
     /// operations, then send what it does not hold yet.
     private mutating func caughtUp(_ frame: IncomingFrame<Kind>) -> [Output] {
         if let checkpoint = frame.checkpoint {
+            // Own operations the hub re-stamped first: the checkpoint is
+            // judged against their final stamps, not as late ones to redo.
+            let own = (frame.operations ?? []).filter { $0.id.replica == replica.id }
+            if !own.isEmpty { note(replica.receive(own)) }
             let (adopted, outputs) = adopt(checkpoint)
             guard adopted else { return outputs }
         }

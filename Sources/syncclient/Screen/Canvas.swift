@@ -86,12 +86,12 @@ struct Canvas: Sendable {
     /// Keeps every cell one column wide and free of control characters:
     /// text from the hub (board names, messages) must not move the cursor
     /// or break the grid. Printable ASCII, Latin-1 and Latin Extended pass,
-    /// and the box-drawing block we draw with.
+    /// and the box-drawing, block-element and geometric-shape blocks we draw with.
     static func safe(_ character: Character) -> Character {
         let scalars = character.unicodeScalars
         guard scalars.count == 1, let value = scalars.first?.value else { return "?" }
         switch value {
-        case 0x20..<0x7F, 0xA0..<0x250, 0x2500..<0x2580: return character
+        case 0x20..<0x7F, 0xA0..<0x250, 0x2500..<0x2600: return character
         default: return "?"
         }
     }

@@ -42,6 +42,24 @@ enum Style: Equatable, Sendable {
     case actionBar
     case pressedButton
     case help
+    // The Set table (SV2, SV3).
+    /// A card's outline nobody has picked.
+    case cardFrame
+    case setRed
+    case setGreen
+    case setPurple
+    /// The viewer's own pick: inverse and bold.
+    case ownPick
+    /// The viewer's own three cards that are no set.
+    case mismatch
+    /// Another player's pick marker (their initial on the card's top edge).
+    case otherPick
+    /// The card the keyboard cursor is on.
+    case cursor
+    /// A match, shown to everyone for a moment while its cards leave.
+    case match
+    /// A button that does nothing now (Deal with the deck empty).
+    case disabledButton
 }
 
 /// SGR sequences for each `Style` in each `ColourMode`.
@@ -80,6 +98,16 @@ enum Palette {
         case .actionBar: "30;48;5;218"
         case .pressedButton: "1;37;48;5;162"
         case .help: "38;5;244"
+        case .cardFrame: "38;5;245"
+        case .setRed: "1;38;5;160"
+        case .setGreen: "1;38;5;28"
+        case .setPurple: "1;38;5;91"
+        case .ownPick: "1;7;38;5;25"
+        case .mismatch: "1;38;5;196"
+        case .otherPick: "1;30;48;5;222"
+        case .cursor: "1;38;5;33"
+        case .match: "1;30;48;5;156"
+        case .disabledButton: "38;5;246;48;5;252"
         }
     }
 
@@ -95,6 +123,16 @@ enum Palette {
         case .refusal: "1;31;47"
         case .actionBar: "30;45"
         case .pressedButton: "1;37;41"
+        case .cardFrame: "2"
+        case .setRed: "1;31"
+        case .setGreen: "1;32"
+        case .setPurple: "1;35"
+        case .ownPick: "1;7;34"
+        case .mismatch: "1;31"
+        case .otherPick: "1;30;43"
+        case .cursor: "1;36"
+        case .match: "1;30;42"
+        case .disabledButton: "2;30;47"
         }
     }
 }

@@ -1,24 +1,5 @@
 import BoardCRDT
 
-/// How this client's link to the hub is doing, as the status bar says it.
-enum ConnectionState: Equatable, Sendable {
-    case connecting
-    case live
-    /// Trying again after losing the hub; `attempt` counts from 1.
-    case reconnecting(attempt: Int)
-    case offline
-
-    /// The words the status bar shows.
-    var label: String {
-        switch self {
-        case .connecting: "connecting..."
-        case .live: "live"
-        case let .reconnecting(attempt): "reconnecting (try \(attempt))"
-        case .offline: "offline"
-        }
-    }
-}
-
 /// A top-grid drag in progress (B7): `letter` was lifted from place `from`
 /// and hovers over place `hover` (nil when the pointer is off the top grid).
 struct TopGridDrag: Equatable, Sendable {

@@ -18,15 +18,8 @@ enum WatchEvent: Equatable, Sendable {
     case tick
 }
 
-/// What the caller must do after an event.
-enum WatchAction: Equatable, Sendable {
-    /// Apply this intent to the local replica and send it to the hub.
-    case send(LetterBoard.Intent)
-    /// The screen changed: render and write a new frame.
-    case redraw
-    /// Restore the terminal and exit.
-    case quit
-}
+/// What the caller must do after a letter-board event.
+typealias WatchAction = ScreenAction<LetterBoard.Intent>
 
 /// The watch screen's state machine: events in, actions out, no I/O (the
 /// same shape as the hub's protocol machine). It owns this viewer's

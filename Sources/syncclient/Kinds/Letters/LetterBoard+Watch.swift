@@ -1,0 +1,44 @@
+import BoardCRDT
+import WebSocketLoop
+
+extension LetterBoard: WatchedKind {
+    static func watch(url: WebSocketURL, boardName: String, name: String?, interactive: Bool) {
+        WatchSession<WatchController>(url: url, boardName: boardName, name: name, interactive: interactive).run()
+    }
+}
+
+/// The letter board's screen in the shared session: the link's snapshots
+/// become the controller's order, connection, clients and refusal events.
+extension WatchController: KindScreen {
+    typealias Kind = LetterBoard
+
+    init(boardName: String, name: String?, width: Int, height: Int) {
+        self.init(boardName: boardName, width: width, height: height)
+    }
+
+    mutating func react(to event: ScreenEvent<LetterBoard>) -> [WatchAction] {
+        switch event {
+        case let .snapshot(snapshot, previous):
+            var actions: [WatchAction] = []
+            if previous?.board.order != snapshot.board.order { actions += handle(.order(snapshot.board.order)) }
+            if previous?.state != snapshot.state { actions += handle(.connection(snapshot.state)) }
+            if previous?.clients != snapshot.clients { actions += handle(.clients(snapshot.clients)) }
+            if let refusal = snapshot.refusal, previous?.refusal != refusal { actions += handle(.refusal(refusal)) }
+            return actions
+        case let .input(input):
+            return handle(.input(input))
+        case let .resize(width, height):
+            return handle(.resize(width: width, height: height))
+        case .tick:
+            return handle(.tick)
+        }
+    }
+
+    /// One line per change of the order: `demo v7: 1:F 2:A`.
+    static func transcriptLine(boardName: String, snapshot: LinkSnapshot<LetterBoard>, previous: LinkSnapshot<LetterBoard>?) -> String? {
+        guard previous == nil || previous?.board.order != snapshot.board.order else { return nil }
+        let order = snapshot.board.order
+        return "\(boardName) v\(snapshot.version): "
+            + (order.isEmpty ? "(empty)" : order.enumerated().map { "\($0.offset + 1):\($0.element)" }.joined(separator: " "))
+    }
+}
