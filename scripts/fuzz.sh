@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Fuzzes the wire decoders with libFuzzer (issue #9, docs/FUZZING.md): the thin
-# intent fast path against the full decoder, client frames, replica frames.
+# Fuzzes the wire decoders of every board kind with libFuzzer (issue #9,
+# docs/FUZZING.md): the letters' thin-intent fast path against the full
+# decoder; per kind (letters, set) client frames, operations, replica frames,
+# checkpoints and states, and the engine (client and hub replicas) on what
+# decodes.
 #
 #   scripts/fuzz.sh [RUNS] [libFuzzer flags...]
 #
@@ -27,9 +30,14 @@ BIN=$OUT/decoder-fuzz
 mkdir -p "$OUT/modules" "$OUT/corpus" "$OUT/artifacts"
 
 SWIFTFLAGS=(-sanitize=fuzzer,address -parse-as-library -O -swift-version 6 -g -use-ld=lld)
-sources=(Sources/BoardCRDT/*.swift Sources/SyncWire/*.swift Tests/Fuzz/DecoderFuzz.swift)
+# Every source of the two modules, kinds included (Sources/*/Kinds/**).
+mapfile -t crdt < <(find Sources/BoardCRDT -name '*.swift' | LC_ALL=C sort)
+mapfile -t wire < <(find Sources/SyncWire -name '*.swift' | LC_ALL=C sort)
+sources=("${crdt[@]}" "${wire[@]}" Tests/Fuzz/DecoderFuzz.swift)
 stale=0
 [[ -x $BIN ]] || stale=1
+# A file added or removed since the last build counts too.
+[[ "$(printf '%s\n' "${sources[@]}")" == "$(cat "$OUT/sources.txt" 2>/dev/null)" ]] || stale=1
 for file in "${sources[@]}" scripts/fuzz.sh; do
     [[ $file -nt $BIN ]] && stale=1
 done
@@ -39,10 +47,12 @@ if [[ $stale == 1 ]]; then
     # with -enable-testing for Replica.checkInvariants().
     swiftc "${SWIFTFLAGS[@]}" -enable-testing -wmo -module-name BoardCRDT \
         -emit-module -emit-module-path "$OUT/modules/BoardCRDT.swiftmodule" \
-        -c Sources/BoardCRDT/*.swift -o "$OUT/BoardCRDT.o"
+        -c "${crdt[@]}" -o "$OUT/BoardCRDT.o"
     # SyncWire and the harness as one module, so `internal` is visible.
-    swiftc "${SWIFTFLAGS[@]}" -module-name SyncWire -I "$OUT/modules" \
-        Sources/SyncWire/*.swift Tests/Fuzz/DecoderFuzz.swift "$OUT/BoardCRDT.o" -o "$BIN"
+    # -wmo: the harness's generic checks are specialized for each kind.
+    swiftc "${SWIFTFLAGS[@]}" -wmo -module-name SyncWire -I "$OUT/modules" \
+        "${wire[@]}" Tests/Fuzz/DecoderFuzz.swift "$OUT/BoardCRDT.o" -o "$BIN"
+    printf '%s\n' "${sources[@]}" > "$OUT/sources.txt"
 fi
 
 # libFuzzer and ASan report a crash; the Swift runtime's backtracer would

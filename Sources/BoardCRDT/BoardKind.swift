@@ -31,7 +31,9 @@ public protocol BoardKind {
     /// on who acts read `operation.author`. Must accept every change in every
     /// state (never trap) and be deterministic: what cannot take effect any
     /// more is `.unchanged` or `.refused`. Returns `.applied` exactly when the
-    /// state changed (the hub's `version` counts those).
+    /// state people see changed (the hub's `version` counts those); a
+    /// refusal changes nothing shown, though a kind may clear bookkeeping of
+    /// what its author last saw (the Set table's `Player.lost`, SC2).
     static func apply(_ operation: Operation<Change>, to state: inout State) -> Outcome<Refusal>
 
     /// Every broken invariant of `state` (empty when all hold): the tests and

@@ -94,12 +94,22 @@ extension KindRoom {
         let answer: KeyedAnswer
         var operations: [Op] = []
         do {
-            if let operation = try replica.perform(intent, by: members[connection]?.actingName ?? "") {
-                operations.append(operation)
+            let operation = try replica.perform(intent, by: members[connection]?.actingName ?? "")
+            if let operation { operations.append(operation) }
+            switch operation.flatMap({ replica.outcome(of: $0.id) }) {
+            case let .refused(refusal)?:
+                // Prepared, then refused by the rules where it landed (the
+                // Set table's SC2, told once): stored, since what it changed
+                // behind the scenes must replay, and answered as refused.
+                core.counters.operationsRefused += 1
+                answer = .rejected(code: refusal.code, message: refusal.message)
+            case .applied?:
                 core.counters.operationsApplied += 1
-                if replica.outcome(of: operation.id) == .applied { version += 1 }
+                version += 1
+                answer = .ack(version: version, members: Kind.ackMembers(for: operation))
+            case .unchanged?, nil:
+                answer = .ack(version: version, members: Kind.ackMembers(for: operation))
             }
-            answer = .ack(version: version, members: Kind.ackMembers(for: operations.first))
         } catch {
             core.counters.operationsRefused += 1
             answer = .rejected(code: error.code, message: error.message)

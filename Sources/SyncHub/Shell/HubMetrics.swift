@@ -22,6 +22,8 @@ final class HubMetrics {
     private let forgotten: Counter
     private let keyedResends: Counter
     private let encodingFailures: Counter
+    private let restamped: Counter
+    private let unreadable: Counter
     private var lastCounters = HubCounters()
     private var lastStats = ServerStats()
 
@@ -42,6 +44,8 @@ final class HubMetrics {
         forgotten = registry.makeCounter(name: "synchub_replicas_forgotten_total", help: "Inactive replica ids boards forgot when compacting")
         keyedResends = registry.makeCounter(name: "synchub_keyed_resends_total", help: "Keyed intents answered with their first answer instead of applied again")
         encodingFailures = registry.makeCounter(name: "synchub_encoding_failures_total", help: "Frames the hub could not encode (connections closed with 1011)")
+        restamped = registry.makeCounter(name: "synchub_operations_restamped_total", help: "Replica operations re-stamped after ones already integrated (an ack is final)")
+        unreadable = registry.makeCounter(name: "synchub_boards_unreadable_total", help: "Boards whose stored data could not be loaded (joins closed with 1011)")
     }
 
     /// Brings the registry up to date and renders it.
@@ -56,6 +60,8 @@ final class HubMetrics {
         bump(forgotten, counters.replicasForgotten, lastCounters.replicasForgotten)
         bump(keyedResends, counters.keyedResends, lastCounters.keyedResends)
         bump(encodingFailures, counters.encodingFailures, lastCounters.encodingFailures)
+        bump(restamped, counters.operationsRestamped, lastCounters.operationsRestamped)
+        bump(unreadable, counters.boardsUnreadable, lastCounters.boardsUnreadable)
         bump(refused, counters.operationsRefused, lastCounters.operationsRefused)
         bump(errors, counters.errorsSent, lastCounters.errorsSent)
         bump(rateLimited, counters.rateLimited, lastCounters.rateLimited)

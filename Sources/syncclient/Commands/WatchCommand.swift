@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SyncWire
 import WebSocketLoop
 
 struct WatchCommand: ParsableCommand {
@@ -18,11 +19,18 @@ struct WatchCommand: ParsableCommand {
             """)
 
     @OptionGroup var board: BoardOptions
-    @Option(help: "Your name, shown to the others on the board.") var name: String?
+    @Option(help: "Your name, shown to the others on the board and the one your picks and scores go under (1 to 32 characters; default: $USER).")
+    var name: String?
 
     func run() throws {
         let (url, kind) = try board.parsedURL()
         let boardName = String(url.path.split(separator: "/").last ?? "")
-        kind.watch(url: url, boardName: boardName, name: name, interactive: Terminal.isInteractive)
+        let chosen = name ?? ProcessInfo.processInfo.environment["USER"].map { String($0.prefix(ClientLimits.maxNameLength)) }
+        if let chosen, ClientLimits.problem(withName: chosen) != nil {
+            throw ValidationError("--name must be one line of 1 to \(ClientLimits.maxNameLength) characters")
+        }
+        // Without a name a replica acts as "" (docs/PROTOCOL.md): fine for
+        // watching, but a player needs one to recognise their own picks.
+        kind.watch(url: url, boardName: boardName, name: chosen.flatMap { $0.isEmpty ? nil : $0 }, interactive: Terminal.isInteractive)
     }
 }

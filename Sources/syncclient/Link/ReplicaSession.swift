@@ -80,6 +80,11 @@ struct ReplicaSession<Kind: WireKind> {
             guard let operation = try replica.perform(intent, by: name ?? "") else { return [] }
             unacknowledged.append(operation)
             refusal = nil
+            if case let .refused(refused)? = replica.outcome(of: operation.id) {
+                // Recorded but refused where it landed (the Set table's SC2,
+                // told once): it still goes to the hub; the person is told now.
+                refusal = ScreenModel.refusalText(code: refused.code, message: refused.message)
+            }
             return sendPending()
         } catch {
             refusal = ScreenModel.refusalText(code: error.code, message: error.message)

@@ -56,6 +56,27 @@ import Testing
         for replica in [hub, ana, bo] { expectTableInvariants(replica) }
     }
 
+    /// SC2 for thin clients, whose intents the hub prepares on its own
+    /// state: bo picked the shared card and another; ana's match took the
+    /// shared card first (SC1 dropped it from bo's pick); bo's settling
+    /// choose is still refused `taken`, once, and bo keeps the card still on
+    /// the table. The next choose plays normally.
+    @Test func sc2AThinClientsSettlingChooseAfterItsCardWasTakenIsRefusedOnce() throws {
+        var hub = hubTable(100, dealt(twelve))
+        try #require(try hub.perform(.choose(card("1DFR")), by: "bo") != nil)
+        try #require(try hub.perform(.choose(card("1SFR")), by: "bo") != nil)
+        _ = try choose(&hub, "2DFR 3DFR 1DFR", by: "ana")
+        #expect(hub.state.players["bo"]?.picked == cards("1SFR"), "SC1: the taken card left bo's pick")
+        let refused = try #require(try hub.perform(.choose(card("1OFR")), by: "bo"))
+        #expect(hub.outcome(of: refused.id) == .refused(.taken(card("1DFR"), by: "ana")))
+        #expect(hub.state.players["bo"]?.picked == cards("1SFR"), "bo keeps what is still on the table")
+        #expect(hub.state.players["bo"]?.score == 0)
+        let next = try #require(try hub.perform(.choose(card("1OFR")), by: "bo"))
+        #expect(hub.outcome(of: next.id) == .applied, "told once: the next choose plays")
+        #expect(hub.state.players["bo"]?.picked == cards("1SFR 1OFR"))
+        expectTableInvariants(hub)
+    }
+
     @Test func sc3ConcurrentDealsDealWhileTheDeckLasts() throws {
         var start = table(9)
         try play(&start, .newGame(seed: 4), by: "")
@@ -176,8 +197,13 @@ import Testing
                     seq += 1
                     var after = state
                     let outcome = SetTable.apply(Operation(id: OperationID(replica: ReplicaID(1), seq: seq), lamport: seq, author: author, change: change), to: &after)
-                    #expect((outcome == .applied) == (after != state), "\(change) by \(author): \(outcome)")
-                    if outcome.isRefused { #expect(after == state, "a refusal changes nothing") }
+                    // A `taken` refusal may clear the author's hidden `lost`
+                    // (SC2 told once); nothing shown changes.
+                    var shownAfter = after, shownBefore = state
+                    for name in shownAfter.players.keys { shownAfter.players[name]?.lost = [] }
+                    for name in shownBefore.players.keys { shownBefore.players[name]?.lost = [] }
+                    #expect((outcome == .applied) == (shownAfter != shownBefore), "\(change) by \(author): \(outcome)")
+                    if outcome.isRefused { #expect(shownAfter == shownBefore, "a refusal changes nothing shown") }
                     let problems = SetTable.violations(of: after)
                     #expect(problems.isEmpty, "\(change) by \(author): \(problems)")
                 }

@@ -67,6 +67,8 @@ extension SetTable.State: Codable {
         var misses: Int
         var picked: [Card]
         var mismatch: Bool
+        /// Left out when empty (`Player.lost`).
+        var lost: [Card]?
     }
 
     public init(from decoder: any Decoder) throws {
@@ -77,7 +79,8 @@ extension SetTable.State: Codable {
             guard players[player.name] == nil else {
                 throw DecodingError.dataCorruptedError(forKey: .players, in: container, debugDescription: "player \"\(player.name.prefix(32))\" appears twice")
             }
-            players[player.name] = SetTable.Player(score: player.score, misses: player.misses, picked: player.picked, mismatch: player.mismatch)
+            players[player.name] = SetTable.Player(score: player.score, misses: player.misses, picked: player.picked, mismatch: player.mismatch,
+                                                 lost: player.lost ?? [])
         }
         self.init(
             game: try container.decode(Int.self, forKey: .game),
@@ -100,7 +103,8 @@ extension SetTable.State: Codable {
         try container.encode(deck, forKey: .deck)
         try container.encode(matches, forKey: .matches)
         let named = players.sorted { $0.key < $1.key }.map { name, player in
-            NamedPlayer(name: name, score: player.score, misses: player.misses, picked: player.picked, mismatch: player.mismatch)
+            NamedPlayer(name: name, score: player.score, misses: player.misses, picked: player.picked, mismatch: player.mismatch,
+                        lost: player.lost.isEmpty ? nil : player.lost)
         }
         try container.encode(named, forKey: .players)
         try container.encode(last, forKey: .last)

@@ -56,6 +56,12 @@ extension SetTable {
             for card in player.picked where table[Int(card.index)] == 0 {
                 problems.append("\(name) picked \(card), which is not on the table")
             }
+            for card in player.lost where state.takenBy(card) == nil {
+                problems.append("\(name) lost \(card) to a match, but no match took it")
+            }
+            if player.seen.count > pickSize || Set(player.seen).count != player.seen.count {
+                problems.append("\(name) saw a pick of \(player.seen)")
+            }
             if player.mismatch != (player.picked.count == pickSize) {
                 problems.append("\(name) has \(player.picked.count) picked and mismatch \(player.mismatch)")
             }

@@ -78,13 +78,24 @@ extension SetTable {
         public var picked: [Card]
         /// The three picked cards are a settled mismatch (S5).
         public var mismatch: Bool
+        /// Cards someone else's match took out of this pick (SC1) since this
+        /// player last chose: the pick as they last saw it is `picked + lost`,
+        /// so their next choose that would have settled it is refused
+        /// `taken` (SC2), for a thin client exactly as for a replica.
+        /// Bookkeeping, not shown in `state` frames; cleared by the player's
+        /// next choose, applied or refused `taken`.
+        public var lost: [Card]
 
-        public init(score: Int = 0, misses: Int = 0, picked: [Card] = [], mismatch: Bool = false) {
+        public init(score: Int = 0, misses: Int = 0, picked: [Card] = [], mismatch: Bool = false, lost: [Card] = []) {
             self.score = score
             self.misses = misses
             self.picked = picked
             self.mismatch = mismatch
+            self.lost = lost
         }
+
+        /// The pick as its player last saw it (SC2).
+        public var seen: [Card] { picked + lost }
     }
 
     /// A set a player took (S5): its three cards left the table.

@@ -58,7 +58,7 @@ public enum SetTable: BoardKind {
             return .deal(game: state.game)
         case let .choose(card):
             if let refusal = playRefusal(game: state.game, in: state) ?? cardRefusal(card, in: state) { throw refusal }
-            return .choose(card, game: state.game, seen: state.players[author]?.picked ?? [])
+            return .choose(card, game: state.game, seen: state.players[author]?.seen ?? [])
         }
     }
 
@@ -128,10 +128,13 @@ public enum SetTable: BoardKind {
         // card from the pick; the rest stays picked.
         if seen.count == pickSize - 1, !seen.contains(card),
            let lost = seen.first(where: { state.takenBy($0) != nil }), let taker = state.takenBy(lost) {
+            // The player has now been told: their view is the pick as it is.
+            state.players[author]?.lost = []
             return .refused(.taken(lost, by: taker))
         }
         let before = state.players[author]
         var player = before ?? Player()
+        player.lost = []
         if seen.count >= pickSize || player.mismatch || player.picked.count > pickSize - 1 {
             // S5: after a mismatch, any table card releases the three and
             // starts a fresh pick, also one of the three.
@@ -144,7 +147,13 @@ public enum SetTable: BoardKind {
         } else {
             settle(player.picked + [card], player: &player, by: author, in: &state)
         }
-        if player == before { return .unchanged }
+        var shownBefore = before
+        shownBefore?.lost = []
+        if player == shownBefore {
+            // Nothing shown changed; what the player saw is up to date now.
+            if before != nil { state.players[author] = player }
+            return .unchanged
+        }
         state.players[author] = player
         return .applied
     }
@@ -171,6 +180,9 @@ public enum SetTable: BoardKind {
         }
         for name in Array(state.players.keys) where name != author {
             guard var other = state.players[name], other.picked.contains(where: cards.contains) else { continue }
+            // A pick about to be settled remembers what it lost (SC2); a
+            // settled mismatch has nothing left to settle.
+            if !other.mismatch { other.lost += other.picked.filter(cards.contains) }
             other.picked.removeAll(where: cards.contains)
             // A mismatch that lost a card is no longer three: a plain pick.
             other.mismatch = false
