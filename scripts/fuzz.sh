@@ -48,10 +48,13 @@ if [[ $stale == 1 ]]; then
     swiftc "${SWIFTFLAGS[@]}" -enable-testing -wmo -module-name BoardCRDT \
         -emit-module -emit-module-path "$OUT/modules/BoardCRDT.swiftmodule" \
         -c "${crdt[@]}" -o "$OUT/BoardCRDT.o"
-    # SyncWire and the harness as one module, so `internal` is visible.
-    # -wmo: the harness's generic checks are specialized for each kind.
+    # SyncWire and the harness as one module, so `internal` is visible;
+    # -wmo specializes the harness's generic checks for each kind. Compiled
+    # (-c) and linked apart: an executable built with -wmo -g would also
+    # leave SyncWire-1.swiftmodule and friends in the current directory.
     swiftc "${SWIFTFLAGS[@]}" -wmo -module-name SyncWire -I "$OUT/modules" \
-        "${wire[@]}" Tests/Fuzz/DecoderFuzz.swift "$OUT/BoardCRDT.o" -o "$BIN"
+        -c "${wire[@]}" Tests/Fuzz/DecoderFuzz.swift -o "$OUT/SyncWire.o"
+    swiftc "${SWIFTFLAGS[@]}" "$OUT/SyncWire.o" "$OUT/BoardCRDT.o" -o "$BIN"
     printf '%s\n' "${sources[@]}" > "$OUT/sources.txt"
 fi
 

@@ -11,6 +11,9 @@
 //    one to `receive` the other's 10,000.
 // 3. memory: resident set size after 1,000 and after 1,000,000 operations on
 //    one board.
+// 4. board kinds (Kinds.swift): the Set table next to the letter board,
+//    local apply and merges of 10,000 operations, client and hub settings.
+//    `crdt-bench kinds` runs only this part.
 import BoardCRDT
 #if canImport(Glibc)
 import Glibc
@@ -169,25 +172,6 @@ func memory() -> (after1k: Int, after10k: Int, after1M: Int) {
 
 // MARK: Report
 
-let repetitions = 5
-let intents = 2_000_000
-var rates: [Double] = []
-var baselines: [Double] = []
-var recordedOps = 0
-_ = localApply(intents: 100_000) // warm-up
-for _ in 0..<repetitions {
-    let (rate, recorded) = localApply(intents: intents)
-    rates.append(rate)
-    recordedOps = recorded
-    baselines.append(arrayBaseline(intents: intents))
-}
-var merges: [Double] = []
-_ = mergeMilliseconds(operations: 10_000) // warm-up
-for _ in 0..<(repetitions + 2) { merges.append(mergeMilliseconds(operations: 10_000)) }
-let (after1k, after10k, after1M) = memory()
-
-let localRate = median(rates)
-let mergeTime = median(merges)
 func format(_ value: Double, _ decimals: Int = 2) -> String {
     var scale = 1.0
     for _ in 0..<decimals { scale *= 10 }
@@ -196,17 +180,42 @@ func format(_ value: Double, _ decimals: Int = 2) -> String {
 }
 func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
 
-print("BoardCRDT benchmark (median of \(repetitions) runs; merge median of \(repetitions + 2))")
-print(pad("measure", 44) + pad("result", 22) + pad("target", 16) + "ratio")
-print(pad("local apply (\(recordedOps) ops, compaction on)", 44)
-    + pad("\(format(localRate / 1e6)) M ops/s", 22) + pad(">= 1 M ops/s", 16) + "\(format(localRate / 1e6))x")
-print(pad("  baseline: same intents on a plain array", 44)
-    + pad("\(format(median(baselines) / 1e6)) M ops/s", 22) + pad("", 16) + "engine at \(format(localRate / median(baselines) * 100, 1)) %")
-print(pad("merge 10,000 + 10,000 concurrent ops", 44)
-    + pad("\(format(mergeTime)) ms", 22) + pad("<= 10 ms", 16) + "\(format(10 / mergeTime))x under")
-print(pad("resident memory after 1,000 ops", 44) + pad("\(after1k) kB", 22))
-print(pad("resident memory after 10,000 ops", 44) + pad("\(after10k) kB", 22))
-print(pad("resident memory after 1,000,000 ops", 44) + pad("\(after1M) kB", 22) + pad("flat", 16)
-    + "\(format(Double(after1M) / Double(max(after1k, 1)), 3))x of 1,000, \(format(Double(after1M) / Double(max(after10k, 1)), 3))x of 10,000")
-print("runs: local \(rates.map { format($0 / 1e6) }) M ops/s; merge \(merges.map { format($0) }) ms")
+/// Sections 1-3, as BENCHMARKS.md ("BoardCRDT") shows them.
+func runLetterBoard() {
+    let repetitions = 5
+    let intents = 2_000_000
+    var rates: [Double] = []
+    var baselines: [Double] = []
+    var recordedOps = 0
+    _ = localApply(intents: 100_000) // warm-up
+    for _ in 0..<repetitions {
+        let (rate, recorded) = localApply(intents: intents)
+        rates.append(rate)
+        recordedOps = recorded
+        baselines.append(arrayBaseline(intents: intents))
+    }
+    var merges: [Double] = []
+    _ = mergeMilliseconds(operations: 10_000) // warm-up
+    for _ in 0..<(repetitions + 2) { merges.append(mergeMilliseconds(operations: 10_000)) }
+    let (after1k, after10k, after1M) = memory()
+
+    let localRate = median(rates)
+    let mergeTime = median(merges)
+    print("BoardCRDT benchmark (median of \(repetitions) runs; merge median of \(repetitions + 2))")
+    print(pad("measure", 44) + pad("result", 22) + pad("target", 16) + "ratio")
+    print(pad("local apply (\(recordedOps) ops, compaction on)", 44)
+        + pad("\(format(localRate / 1e6)) M ops/s", 22) + pad(">= 1 M ops/s", 16) + "\(format(localRate / 1e6))x")
+    print(pad("  baseline: same intents on a plain array", 44)
+        + pad("\(format(median(baselines) / 1e6)) M ops/s", 22) + pad("", 16) + "engine at \(format(localRate / median(baselines) * 100, 1)) %")
+    print(pad("merge 10,000 + 10,000 concurrent ops", 44)
+        + pad("\(format(mergeTime)) ms", 22) + pad("<= 10 ms", 16) + "\(format(10 / mergeTime))x under")
+    print(pad("resident memory after 1,000 ops", 44) + pad("\(after1k) kB", 22))
+    print(pad("resident memory after 10,000 ops", 44) + pad("\(after10k) kB", 22))
+    print(pad("resident memory after 1,000,000 ops", 44) + pad("\(after1M) kB", 22) + pad("flat", 16)
+        + "\(format(Double(after1M) / Double(max(after1k, 1)), 3))x of 1,000, \(format(Double(after1M) / Double(max(after10k, 1)), 3))x of 10,000")
+    print("runs: local \(rates.map { format($0 / 1e6) }) M ops/s; merge \(merges.map { format($0) }) ms")
+}
+
+if CommandLine.arguments.dropFirst().first != "kinds" { runLetterBoard() }
+runKinds(repetitions: 7, operations: 10_000)
 if sink == 42 { print("") }

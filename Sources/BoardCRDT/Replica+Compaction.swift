@@ -144,6 +144,8 @@ extension Replica {
     /// every replica drops the same ones. If they are this replica's own, it
     /// takes a fresh id and records their changes again as new operations:
     /// the intents survive, stamped after the checkpoint (docs/SEMANTICS.md).
+    /// A client of a sealing hub (`ReplicaLimits.hubSealsOrder`) instead
+    /// keeps its own and re-times them after the frontier (§7c).
     @discardableResult
     public mutating func adopt(_ newCheckpoint: Checkpoint<Kind>, freshID: () -> ReplicaID) throws(CheckpointRefusal) -> AdoptReport<Kind.Change> {
         var report = AdoptReport<Kind.Change>()
@@ -156,6 +158,11 @@ extension Replica {
         for op in log where !folded(op) && op.stamp <= newCheckpoint.frontier {
             late.insert(op.id.replica)
         }
+        // A sealing hub never refuses our operations as stale: it re-stamps
+        // them after what it integrated. Ours the checkpoint passed are
+        // therefore not late: they are re-timed after its frontier and keep
+        // their ids, and the hub's versions replace them when they come back.
+        let retimesOwn = limits.hubSealsOrder && late.remove(id) != nil
         var ownLate: [(change: Kind.Change, author: String)] = []
         var kept: [Op] = []
         for op in log where !folded(op) {
@@ -164,6 +171,21 @@ extension Replica {
             } else {
                 kept.append(op)
             }
+        }
+        if retimesOwn {
+            var next = newCheckpoint.frontier.lamport
+            var retimed: [UInt64: UInt64] = [:]
+            for op in kept.filter({ $0.id.replica == id }).sorted(by: { $0.id.seq < $1.id.seq }) {
+                let lamport = max(op.lamport, next + 1)
+                if lamport != op.lamport { retimed[op.id.seq] = lamport }
+                next = lamport
+            }
+            for index in kept.indices where kept[index].id.replica == id {
+                if let lamport = retimed[kept[index].id.seq] { kept[index].lamport = lamport }
+            }
+            kept.sort { $0.stamp < $1.stamp }
+            clock = max(clock, next)
+            lastLamport[id] = max(lastLamport[id] ?? 0, next)
         }
         checkpoint = newCheckpoint
         log = kept

@@ -128,11 +128,18 @@ public struct ReplicaLimits: Sendable, Equatable {
     /// replica ever orders it differently; the author moves its copy when
     /// the hub's version comes back (`MergeReport.restamped`).
     public var sealsOrder: Bool
+    /// This replica is a client of a hub that seals its order: its own
+    /// operations a newer checkpoint passed before the hub integrated them
+    /// are re-timed after the checkpoint, never rebased under a new id (the
+    /// hub re-stamps them; rebasing would apply them twice).
+    public var hubSealsOrder: Bool
 
-    public init(keptOperations: Int = 1024, maxPending: Int = 4096, compacts: Bool = true, sealsOrder: Bool = false) {
+    public init(keptOperations: Int = 1024, maxPending: Int = 4096, compacts: Bool = true, sealsOrder: Bool = false,
+                hubSealsOrder: Bool = false) {
         self.keptOperations = max(1, keptOperations)
         self.maxPending = max(0, maxPending)
         self.compacts = compacts
         self.sealsOrder = sealsOrder
+        self.hubSealsOrder = hubSealsOrder
     }
 }

@@ -35,7 +35,7 @@
 //     operations are sent, one replica's run per `ops` frame, to a hub
 //     replica that seals its order (`ReplicaLimits(sealsOrder: true)`,
 //     compacting), which relays what it integrated to an observing client
-//     and to the first operation's author. `checkInvariants()` (engine and
+//     and to the operations' authors. `checkInvariants()` (engine and
 //     `Kind.violations(of:)`) must be empty after each step, acks stay final
 //     on the hub, and the observer shows the hub's state. The Set table's
 //     main invariants are also checked here independently of `violations`.
@@ -527,28 +527,33 @@ enum KindFuzz<Kind: FuzzedKind> {
     /// a client replica catching up from the delta (a hub frame); a hub
     /// replica sealing its order that receives the operations as clients'
     /// `ops` frames (one replica's run each) and relays what it integrated
-    /// to an observing client replica and to the first operation's author,
-    /// which holds its own operations already.
+    /// to an observing client replica and to the operations' authors, which
+    /// hold their own operations already.
     static func checkEngine(_ delta: Delta<Kind>, input: UnsafeRawBufferPointer) {
         var client = Replica<Kind>(id: DecoderFuzz.clientID, limits: ReplicaLimits(compacts: false))
         client.apply(delta, freshID: { DecoderFuzz.freshID })
         require(client, "client replica", input, after: "applying \(delta)")
 
         let operations = delta.operations
-        guard let first = operations.first else { return }
+        guard !operations.isEmpty else { return }
         var hub = Replica<Kind>(id: DecoderFuzz.hubID, limits: ReplicaLimits(keptOperations: 4, sealsOrder: true))
         var observer = Replica<Kind>(id: DecoderFuzz.observerID, limits: ReplicaLimits(compacts: false))
         let ours: Set<ReplicaID> = [DecoderFuzz.hubID, DecoderFuzz.observerID]
         // Ops frames carrying the hub's or the observer's id would be their
         // own operations to them: the order and convergence checks assume not.
         let strangers = !operations.contains { ours.contains($0.id.replica) }
-        var author: Replica<Kind>?
-        let authorOwn = recorded(by: first.id.replica, in: operations)
-        if strangers, let own = authorOwn {
-            var replica = Replica<Kind>(id: first.id.replica, limits: ReplicaLimits(compacts: false))
-            replica.receive(own)
-            require(replica, "author replica", input, after: "taking its own operations \(own)")
-            author = replica
+        // The authors (up to four) hold their own operations already, as
+        // `record` made them; the hub's re-stamped versions come back to them.
+        var authors: [(replica: Replica<Kind>, own: Int)] = []
+        if strangers {
+            var seen: Set<ReplicaID> = []
+            for operation in operations where authors.count < 4 && seen.insert(operation.id.replica).inserted {
+                guard let own = recorded(by: operation.id.replica, in: operations) else { continue }
+                var replica = Replica<Kind>(id: operation.id.replica, limits: ReplicaLimits(compacts: false))
+                replica.receive(own)
+                require(replica, "author replica", input, after: "taking its own operations \(own)")
+                authors.append((replica, own.count))
+            }
         }
         var acked: [OperationID: Outcome<Kind.Refusal>] = [:]
         var start = 0
@@ -581,13 +586,12 @@ enum KindFuzz<Kind: FuzzedKind> {
             if strangers, observer.state != hub.state {
                 fail("observer-converges", input, "after the hub relayed \(relayed):\nhub: \(hub.state)\nobserver: \(observer.state)")
             }
-            if var replica = author {
-                replica.receive(relayed)
-                require(replica, "author replica", input, after: "the hub relayed \(relayed)")
-                author = replica
+            for index in authors.indices {
+                authors[index].replica.receive(relayed)
+                require(authors[index].replica, "author replica", input, after: "the hub relayed \(relayed)")
             }
         }
-        if let replica = author, let own = authorOwn, hub.versions[replica.id] == UInt64(own.count), replica.state != hub.state {
+        for (replica, own) in authors where hub.versions[replica.id] == UInt64(own) && replica.state != hub.state {
             // Every operation of the author reached the hub, and the author
             // got everything the hub integrated back: the same operations
             // at the same stamps, so the same state.

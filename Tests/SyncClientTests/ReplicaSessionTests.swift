@@ -47,11 +47,13 @@ struct ReplicaSessionTests {
         }
     }
 
-    /// Answers meant for the id a client gave up (it rebased) move nothing:
-    /// a late `stale_operation` about replica 1 neither drops replica 2's
-    /// operations nor starts another round of hellos. (Before, its `have`
-    /// removed the rebased select of B, which never reached the hub.)
-    @Test func answersAboutAnOldReplicaIdDoNotDropTheNewOnesOperations() throws {
+    /// A checkpoint that passed operations the hub has not integrated yet
+    /// (a sealing hub re-stamps them, never refuses them as stale): they keep
+    /// their replica id and sequence numbers, are re-timed after the
+    /// frontier and sent again, so nothing is recorded twice (docs/SEMANTICS.md
+    /// §7c). Before, the client rebased them under a new id and the hub,
+    /// which integrated the originals too, applied them twice.
+    @Test func aCheckpointPastUnacknowledgedOperationsRetimesThemUnderTheSameId() throws {
         let ids = Ids()
         var session = ReplicaSession<LetterBoard>(name: nil, freshID: ids.take)
         _ = session.connect()
@@ -61,27 +63,48 @@ struct ReplicaSessionTests {
         _ = session.perform(.select(Letter("B")!))
         _ = session.perform(.select(Letter("C")!))
 
-        // Meanwhile the hub compacted past B and C without them.
-        var hub = Replica<LetterBoard>(id: ReplicaID(100), limits: ReplicaLimits(compacts: false))
+        // Meanwhile the hub compacted past B's and C's Lamport times without them.
+        var hub = Replica<LetterBoard>(id: ReplicaID(100), limits: ReplicaLimits(compacts: false, sealsOrder: true))
         hub.receive(session.replica.log.filter { $0.id.seq == 1 })
         for letter in ["D", "E", "F"] { _ = try hub.perform(.select(Letter(letter)!)) }
         hub.compact()
         let checkpoint = String(decoding: try JSONEncoder().encode(hub.checkpoint), as: UTF8.self)
-        let rebase = session.receive(Self.frame(#"{"type":"checkpoint","board":"k","version":4,"checkpoint":\#(checkpoint)}"#), now: 0)
-        #expect(session.replica.id == ReplicaID(2), "rebased under a new id")
-        #expect(Self.hellos(rebase) == [2])
-        #expect(session.unacknowledged.map(\.id.seq) == [1, 2])
-
-        // Late answers about replica 1's frames.
-        let late = session.receive(Self.frame(#"{"type":"error","ref":"s2.2","code":"stale_operation","message":"m","have":1}"#), now: 0)
-        #expect(late.isEmpty, "no hello for an id no longer used")
-        _ = session.receive(Self.frame(#"{"type":"ack","ref":"s3.3","version":4,"have":1}"#), now: 0)
-        _ = session.receive(Self.sync(1, have: 1), now: 0)
-        #expect(session.unacknowledged.map(\.id.seq) == [1, 2], "replica 2's operations are all still there")
-
-        let resumed = session.receive(Self.sync(2, have: 0, checkpoint: checkpoint), now: 0)
-        #expect(Self.sentOperations(resumed) == [[2, 1], [2, 2]])
+        let adopted = session.receive(Self.frame(#"{"type":"checkpoint","board":"k","version":4,"checkpoint":\#(checkpoint)}"#), now: 0)
+        #expect(Self.hellos(adopted).isEmpty, "no new id, no new hello")
+        #expect(session.replica.id == ReplicaID(1))
+        #expect(session.unacknowledged.map(\.id.seq) == [2, 3], "the same operations, still unacknowledged")
+        let own = session.replica.log.filter { $0.id.replica == ReplicaID(1) }
+        #expect(own.allSatisfy { $0.stamp > hub.checkpoint.frontier }, "re-timed after the frontier")
         #expect(session.replica.state.order.map(\.description) == ["A", "D", "E", "F", "B", "C"])
+        #expect(session.replica.checkInvariants().isEmpty)
+
+        // The hub integrates them once, re-stamped; the client takes its versions.
+        let integrated = hub.receive(session.unacknowledged).integratedOperations
+        #expect(integrated.map(\.id.seq) == [2, 3])
+        _ = session.receive(Self.frame(#"{"type":"ops","board":"k","version":6,"operations":[\#(integrated.map(LetterBoard.operationJSON).joined(separator: ","))]}"#), now: 0)
+        _ = session.receive(Self.frame(#"{"type":"ack","ref":"s2.2","version":6,"have":3}"#), now: 0)
+        #expect(session.unacknowledged.isEmpty)
+        #expect(session.replica.state == hub.state)
+    }
+
+    /// Answers meant for an id the client gave up (it started afresh after
+    /// `unknown_replica`) move nothing: a late error about replica 1 neither
+    /// drops replica 2's changes nor starts another round of hellos.
+    @Test func answersAboutAnOldReplicaIdDoNotDropTheNewOnesOperations() {
+        var session = ReplicaSession<LetterBoard>(name: nil, freshID: Ids().take)
+        _ = session.connect()
+        _ = session.receive(Self.sync(1, have: 0), now: 0)
+        _ = session.perform(.select(Letter("B")!))
+        _ = session.perform(.select(Letter("C")!))
+        let restart = session.receive(Self.frame(#"{"type":"error","code":"unknown_replica","message":"m","replica":1}"#), now: 0)
+        #expect(Self.hellos(restart) == [2])
+        let resumed = session.receive(Self.sync(2, have: 0), now: 0)
+        #expect(Self.sentOperations(resumed) == [[2, 1], [2, 2]])
+        let late = session.receive(Self.frame(#"{"type":"error","ref":"s1.1","code":"rate_limited","message":"m","have":0}"#), now: 0)
+        #expect(late.isEmpty, "nothing for an id no longer used")
+        _ = session.receive(Self.frame(#"{"type":"ack","ref":"s1.1","version":4,"have":2}"#), now: 0)
+        #expect(session.unacknowledged.map(\.id.seq) == [1, 2], "replica 2's operations are all still there")
+        #expect(session.unacknowledged.allSatisfy { $0.id.replica == ReplicaID(2) })
     }
 
     /// An answer short of its frame resends from `have + 1`, once per round.

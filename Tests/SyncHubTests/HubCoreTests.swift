@@ -133,6 +133,20 @@ struct HubCoreTests {
         #expect(!core.holds(board: BoardAddress(key: "k")))
     }
 
+    /// The board's own replica id is public (thin intents' operations carry
+    /// it); a client that says hello under it is refused, so it can never
+    /// send operations that would move the hub's acknowledged ones.
+    @Test mutating func aHelloUnderTheBoardsOwnIdIsRefused() {
+        _ = core.handle(.joined(connection: 1, board: BoardAddress(key: "k"), stored: nil))
+        _ = frame(1, #"{"type":"select","letter":"A"}"#)
+        _ = commit()
+        let hello = frame(1, #"{"type":"hello","replica":1}"#)
+        #expect(sends(hello, to: 1).first?["code"] as? String == "bad_replica")
+        let ops = #"{"type":"ops","ref":"x","operations":[{"id":[1,1],"lamport":99,"change":{"op":"select","letter":"A"}}]}"#
+        #expect(sends(frame(1, ops), to: 1).first?["code"] as? String == "hello_first")
+        #expect((core.boards["k"] as? KindRoom<LetterBoard>)?.replica.log.map(\.lamport) == [1], "the hub's operation did not move")
+    }
+
     @Test func boardPaths() {
         #expect(BoardAddress.parse(path: "/boards/kitchen-1.b_2") == .success(BoardAddress(kind: "letters", name: "kitchen-1.b_2")))
         #expect(BoardAddress(key: "kitchen").key == "kitchen")

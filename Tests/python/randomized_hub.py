@@ -909,7 +909,8 @@ def one_line(summary):
             f"rate-limited {s.get('thin_rate_limited', 0) + s.get('replica_rate_limited', 0)}, "
             f"rebases {s.get('replica_rebases', 0)}, dup/held frames {s.get('replica_dups', 0)}/{s.get('replica_held', 0)}, "
             f"gap acks {s.get('replica_gap_acks', 0)}, unknown_replica {s.get('replica_unknown_replica', 0)}, "
-            f"keyed resends {s.get('thin_resent', 0) + s.get('thin_probes', 0)}")
+            f"keyed resends {s.get('thin_resent', 0) + s.get('thin_probes', 0)}, "
+            f"re-stamped own ops taken back {s.get('replica_restamped', 0)}, own ops re-timed past a checkpoint {s.get('replica_retimed', 0)}")
 
 
 def check_seed(seed, steps=300, **overrides):

@@ -336,6 +336,23 @@ class ReplicaClient(Link):
         self.frontier = frontier
         self.max_lamport = max(self.max_lamport, frontier[0])
         self.events.saw_checkpoint(checkpoint, f"{self.name} {source}")
+        # The hub seals its order (docs/SEMANTICS.md 7c): it re-stamps our
+        # operations it had not integrated, never refuses them as stale, so
+        # ours the checkpoint passed are re-timed after its frontier (same
+        # ids), not rebased: re-recording them would apply them twice.
+        rid = self.rid
+        have = self.have.get(rid, 0)
+        nxt = frontier[0]
+        for op in self.own_ops():
+            seq = op["id"][1]
+            if seq <= have or self.covered(rid, seq):
+                continue
+            if op["lamport"] <= nxt:
+                op["lamport"] = nxt + 1
+                self.stats["retimed"] = self.stats.get("retimed", 0) + 1
+                self.mine[(rid, seq)] = canonical(op)
+            nxt = op["lamport"]
+        self.max_lamport = max(self.max_lamport, nxt)
         for (replica, seq), op in list(self.ops.items()):
             if model.stamp(op) <= frontier:
                 del self.ops[(replica, seq)]
@@ -351,11 +368,9 @@ class ReplicaClient(Link):
         if self.cp_versions.get(rid, 0) > self.have.get(rid, 0):
             self.have[rid] = self.cp_versions[rid]
         stale = [op for op in self.unacked() if model.stamp(op) <= frontier and not self.covered(rid, op["id"][1])]
-        self.events.log(f"{self.name} adopted checkpoint {frontier} from {source} ({len(self.ops)} ops after it)"
-                        + (f"; {len(stale)} own ops stale" if stale else ""))
+        self.events.log(f"{self.name} adopted checkpoint {frontier} from {source} ({len(self.ops)} ops after it)")
         if stale:
-            self.stats["stale"] += len(stale)
-            self.rebase("stale after compaction")
+            self.events.violation(f"{self.name}: own ops {[model.op_id(o) for o in stale]} left at or before the frontier after re-timing")
 
     def rebase(self, why):
         """Starts again under a fresh replica id, recording the unacknowledged

@@ -42,3 +42,17 @@ def test_idle_bench_only_connects(hub):
     assert report["operationsAcknowledged"] == 0 and report["operationsRejected"] == 0
     assert report["ackMillis"]["count"] == 0 and report["changesPerSecond"] == 0
     assert report["converged"] is True
+
+
+def test_set_bench_plays_and_converges(hub):
+    # Players on two Set tables: they join, choose cards from the tables they
+    # are shown, and every player of a table ends on the same table.
+    report = run_bench(hub, "--kind", "set", "--boards", 2, "--clients", 3, "--rate", 60, "--duration", 2, "--warmup", 0.5)
+    assert report["kind"] == "set"
+    assert report["converged"] is True and report["divergentBoards"] == []
+    assert report["connected"] == 6 and report["connectFailures"] == 0 and report["disconnects"] == 0
+    assert report["errors"] == 0
+    assert report["answersPerSecond"] > 0 and report["operationsAcknowledged"] > 0
+    assert report["intentsSent"].get("choose", 0) > 0
+    assert report["matches"] > 0
+    assert report["unseen"] == 0

@@ -611,7 +611,11 @@ def test_sc1_a_match_drops_its_cards_from_other_picks_only(clients):
     check_state_invariants(after)
     ana.state_at(after["version"]); cy.state_at(after["version"])
     assert ana.state["players"] == cy.state["players"] == after["players"]
-    # Ana's next choose goes on from her remaining pick.
+    # Ana's pick of two lost a card to bo's match: the choose that would have
+    # settled it is refused `taken` once (SC2, told once; her pick stays),
+    # and her next choose goes on from her remaining pick.
+    told = ana.refused({"type": "choose", "card": rest[1]}, "taken")
+    assert triple[0] in told["message"] and "bo" in told["message"]
     s = ana.choose(rest[1])
     assert s["players"]["ana"]["picked"] == [rest[0], rest[1]]
 

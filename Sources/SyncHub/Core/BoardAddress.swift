@@ -6,9 +6,10 @@ struct BoardAddress: Hashable, Sendable, CustomStringConvertible {
     var name: String
 
     /// The board's key in the hub and the store: the bare name for the
-    /// letter board (as stored before kinds existed), `kind/name` for the
-    /// others. Names never hold a `/`, so keys never collide.
-    var key: String { kind == "letters" ? name : kind + "/" + name }
+    /// kind stored that way (`HostedKind.storesUnderBareName`: the letter
+    /// board, stored before kinds existed), `kind/name` for the others.
+    /// Names never hold a `/`, so keys never collide.
+    var key: String { HostedKinds.kind(named: kind)?.storesUnderBareName == true ? name : kind + "/" + name }
     var description: String { key }
 
     init(kind: String, name: String) {
@@ -21,7 +22,7 @@ struct BoardAddress: Hashable, Sendable, CustomStringConvertible {
         if let slash = key.firstIndex(of: "/") {
             self.init(kind: String(key[..<slash]), name: String(key[key.index(after: slash)...]))
         } else {
-            self.init(kind: "letters", name: key)
+            self.init(kind: HostedKinds.bareNamed?.name ?? "", name: key)
         }
     }
 

@@ -24,7 +24,12 @@ extension KindRoom {
 
     func receiveFrame(_ frame: ParsedFrame, from connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
         guard let message = frame.message as? Message else {
-            preconditionFailure("a frame parsed for another kind reached a \(Kind.name) board")
+            // Parsed and handled in one call on the service thread, so this
+            // cannot happen; if it ever does, the client is told, not the hub killed.
+            core.counters.errorsSent += 1
+            actions.append(.send(connection: connection, frame: HubMessage.error(
+                ProtocolError("internal", "the frame was read for another kind of board; send it again"), ref: frame.ref)))
+            return
         }
         switch message {
         case let .intent(intent, ref, key):
@@ -124,6 +129,13 @@ extension KindRoom {
     /// sent was forgotten or never became durable, and accepting its next
     /// sequence numbers would leave a gap nothing can fill.
     func greet(_ hello: ReplicaHello, from connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
+        guard hello.replica != replica.id else {
+            // The board's own id (public: thin intents' operations carry it)
+            // is never a client's: taking it would let one rewrite the hub's history.
+            actions.append(.send(connection: connection, frame: HubMessage.error(ProtocolError(
+                "bad_replica", "replica id \(hello.replica) is this board's own; pick a fresh random id"), replica: hello.replica)))
+            return
+        }
         if let name = hello.name, members[connection]?.name != name {
             members[connection]?.name = name
             setName(name, for: connection)

@@ -7,9 +7,14 @@ import SyncWire
 protocol HostedKind: WireKind {
     /// The page under `Sources/SyncHub/Web` a GET of a board's path serves.
     static var page: String { get }
+    /// Its boards are stored under their bare name (the letter board, stored
+    /// before kinds existed); every other kind under `kind/NAME`.
+    static var storesUnderBareName: Bool { get }
 }
 
 extension HostedKind {
+    static var storesUnderBareName: Bool { false }
+
     /// A room holding a board of this kind, loaded from what the store holds.
     static func makeRoom(address: BoardAddress, hubReplica: ReplicaID, stored: StoredBoard?, limits: HubLimits) throws -> BoardRoom {
         try KindRoom<Self>(address: address, hubReplica: hubReplica, stored: stored, limits: limits)
@@ -29,10 +34,14 @@ enum HostedKinds {
     static func kind(named name: String) -> (any HostedKind.Type)? {
         all.first { $0.name == name }
     }
+
+    /// The kind whose boards are stored under their bare name.
+    static var bareNamed: (any HostedKind.Type)? { all.first { $0.storesUnderBareName } }
 }
 
 extension LetterBoard: HostedKind {
     static let page = "index.html"
+    static let storesUnderBareName = true
 }
 
 extension SetTable: HostedKind {

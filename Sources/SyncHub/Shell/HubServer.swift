@@ -65,6 +65,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
                 stored = try reader.load(board: key)
             } catch {
                 logger.error("cannot load board", metadata: ["board": "\(board)", "error": "\(error)"])
+                core.counters.boardsUnreadable += 1
                 server.close(connection, code: 1011, reason: "board could not be loaded")
                 return
             }

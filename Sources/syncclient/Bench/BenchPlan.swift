@@ -20,6 +20,8 @@ struct BenchPlan: Sendable {
     /// Against a plain broadcaster (Benchmarks/RawBroadcaster), the ceiling:
     /// each message carries its send time and is echoed to every client.
     var raw = false
+    /// Letter boards (moves) or Set tables (named players choosing cards).
+    var kind: BenchKind = .letters
 
     var totalClients: Int { boardNames.count * clientsPerBoard }
 
@@ -35,7 +37,7 @@ struct BenchPlan: Sendable {
     }
 
     func url(board: Int) -> WebSocketURL {
-        WebSocketURL(host: hub.host, port: hub.port, path: "/boards/" + boardNames[board])
+        WebSocketURL(host: hub.host, port: hub.port, path: "/\(kind.pathSegment)/" + boardNames[board])
     }
 
     func sourceAddress(board: Int, slot: Int) -> String? {

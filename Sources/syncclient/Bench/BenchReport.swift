@@ -54,11 +54,26 @@ struct BenchReport: Codable {
     var hubRSSDeltaMiB: Double?
     var hubCPUPercent: Double?
     var benchCPUPercent: Double?
+    // `--kind set` only (absent for letter boards, whose report is unchanged):
+    /// "set".
+    var kind: String?
+    /// Answers (acks and refusals) to intents sent in the window, a second.
+    var answersPerSecond: Double?
+    var refusalsPerSecond: Double?
+    /// Refusals of intents sent in the window, by code (`taken`, `deck_empty`, ...).
+    var refusals: [String: Int]?
+    /// Intents sent in the window, by type (`choose`, `deal`, `new_game`).
+    var intentsSent: [String: Int]?
+    /// Sets taken and mismatches settled in the window, from the players'
+    /// own scores and misses in their state frames.
+    var matches: Int?
+    var mismatches: Int?
 
     func text() -> String {
         func p(_ x: Percentiles) -> String {
             "p50 \(x.p50) / p90 \(x.p90) / p99 \(x.p99) / p99.9 \(x.p999) / max \(x.max) ms (n=\(x.count))"
         }
+        if kind == "set" { return setText(p) }
         var lines = [
             "boards \(boards) x clients \(clientsPerBoard) (\(sendersPerBoard) sending), \(mode)\(targetRate > 0 ? " \(Int(targetRate)) ops/s" : ""), \(String(format: "%.1f", seconds)) s measured",
             "connected      \(connected) (failures \(connectFailures)); connect \(p(connectMillis))",
@@ -74,6 +89,35 @@ struct BenchReport: Codable {
         }
         if let benchCPUPercent { lines.append("bench itself   CPU \(Int(benchCPUPercent))%") }
         lines.append(converged ? "converged      yes: every client of every board shows the same order"
+                               : "converged      NO: \(divergentBoards.joined(separator: ", "))")
+        if unseen > 0 { lines.append("unseen         \(unseen) (operation, client) pairs never saw the change") }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The summary of a `--kind set` run: players on Set tables.
+    private func setText(_ p: (Percentiles) -> String) -> String {
+        func counts(_ values: [String: Int]?) -> String {
+            let text = (values ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            return text.isEmpty ? "none" : text
+        }
+        var lines = [
+            "tables \(boards) x players \(clientsPerBoard) (\(sendersPerBoard) playing), \(mode)\(targetRate > 0 ? " \(Int(targetRate)) intents/s" : ""), \(String(format: "%.1f", seconds)) s measured",
+            "connected      \(connected) (failures \(connectFailures)); connect \(p(connectMillis))",
+            "answers        \(Int(answersPerSecond ?? 0))/s: acknowledged \(operationsAcknowledged) (\(Int(acknowledgedPerSecond))/s), refused \(Int(refusalsPerSecond ?? 0))/s, table changes \(Int(changesPerSecond))/s",
+            "sent           \(counts(intentsSent))",
+            "refusals       \(counts(refusals))",
+            "picks settled  \(matches ?? 0) sets taken, \(mismatches ?? 0) mismatches",
+            "errors         \(errors) error frames, \(disconnects) connections lost during the run",
+            "delivered      \(Int(statesDeliveredPerSecond)) states/s, \(Int(framesDeliveredPerSecond)) frames/s",
+            "visibility     \(p(visibilityMillis))",
+            "at every client \(p(visibilityAtEveryClientMillis))",
+            "ack latency    \(p(ackMillis))",
+        ]
+        if let hubRSSMiB, let hubCPUPercent {
+            lines.append("hub            RSS \(String(format: "%.1f", hubRSSMiB)) MiB (+\(String(format: "%.1f", hubRSSDeltaMiB ?? 0))), CPU \(Int(hubCPUPercent))%")
+        }
+        if let benchCPUPercent { lines.append("bench itself   CPU \(Int(benchCPUPercent))%") }
+        lines.append(converged ? "converged      yes: every player of every table shows the same table"
                                : "converged      NO: \(divergentBoards.joined(separator: ", "))")
         if unseen > 0 { lines.append("unseen         \(unseen) (operation, client) pairs never saw the change") }
         return lines.joined(separator: "\n")

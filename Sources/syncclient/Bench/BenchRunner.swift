@@ -110,14 +110,14 @@ struct BenchRunner {
         var divergent: [String] = []
         for (board, group) in peersOfBoard where !plan.raw {
             let first = group[0]
-            if group.contains(where: { $0.lastOrder != first.lastOrder || $0.lastVersion != first.lastVersion }) {
+            if group.contains(where: { $0.lastOrder != first.lastOrder || $0.lastVersion != first.lastVersion || $0.stateTail != first.stateTail }) {
                 divergent.append(plan.boardNames[board])
             }
         }
         let seconds = Double(plan.durationNanos) / 1e9
         let acknowledged = workers.reduce(0) { $0 + $1.acknowledged.count }
         let changes = firstSend.values.reduce(0) { $0 + $1.count }
-        return BenchReport(
+        var report = BenchReport(
             boards: plan.boardNames.count, clientsPerBoard: plan.clientsPerBoard, sendersPerBoard: plan.sendersPerBoard,
             mode: (plan.rate > 0 ? "paced" : "saturated") + (plan.raw ? " (raw broadcaster)" : ""), targetRate: plan.rate, seconds: seconds,
             connected: peers.filter { $0.connectNanos != nil }.count,
@@ -136,5 +136,16 @@ struct BenchRunner {
             hubRSSDeltaMiB: hubBefore.flatMap { before in hubAfter.map { Double($0.residentKiB - before.residentKiB) / 1024 } },
             hubCPUPercent: hubBefore.flatMap { before in hubAfter.map { before.cpuPercent(until: $0) } },
             benchCPUPercent: ownBefore.flatMap { before in ownAfter.map { before.cpuPercent(until: $0) } })
+        if plan.kind == .set {
+            let refused = workers.reduce(0) { $0 + $1.rejectedInWindow }
+            report.kind = plan.kind.rawValue
+            report.answersPerSecond = Double(acknowledged + refused) / seconds
+            report.refusalsPerSecond = Double(refused) / seconds
+            report.refusals = workers.reduce(into: [:]) { all, worker in all.merge(worker.refusalCodes, uniquingKeysWith: +) }
+            report.intentsSent = workers.reduce(into: [:]) { all, worker in all.merge(worker.intentsSent, uniquingKeysWith: +) }
+            report.matches = workers.reduce(0) { $0 + $1.matches }
+            report.mismatches = workers.reduce(0) { $0 + $1.mismatches }
+        }
+        return report
     }
 }

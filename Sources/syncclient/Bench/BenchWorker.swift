@@ -32,6 +32,25 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         var inFlight = 0
         var nextRef = 0
         var sendTimes: [Int: UInt64] = [:]
+        // Set tables only (`--kind set`):
+        /// The name this client `join`s with, and it as a JSON key (`"p3":{`).
+        var name = ""
+        var playerKey: [UInt8] = []
+        /// The latest state frame, read; `stateTail` its bytes from the
+        /// kind's members on (the convergence check compares them).
+        var view: SetView?
+        var stateTail: [UInt8] = []
+        /// Cards this player means to choose next, in the game `planGame`.
+        var plan: [Card] = []
+        var planGame = 0
+        /// The version whose table held no set and this player dealt for.
+        var dealtAt: UInt64?
+        /// The game this player asked a new game for (once per game).
+        var newGameAfter: Int?
+        /// Own score and misses as last seen, in game `scoredGame`.
+        var scoredGame = 0
+        var seenScore = 0
+        var seenMisses = 0
         init(board: Int, slot: Int) {
             self.board = board
             self.slot = slot
@@ -62,6 +81,17 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     private(set) var rawVisibility = Histogram<UInt64>(highestTrackableValue: 120_000_000_000)
     private(set) var framesInWindow = 0
     private var windowEnd: UInt64 = .max
+    // Set tables only, counted in the measured window:
+    /// Refusals by code (`taken`, `deck_empty`, ...), of operations sent in the window.
+    private(set) var refusalCodes: [String: Int] = [:]
+    private(set) var rejectedInWindow = 0
+    /// Intents sent, by type.
+    private(set) var intentsSent: [String: Int] = [:]
+    /// Sets taken and mismatches settled by this worker's players (from the
+    /// scores and misses in their state frames).
+    private(set) var matches = 0
+    private(set) var mismatches = 0
+    private var random = SystemRandomNumberGenerator()
 
     init(index: Int, plan: BenchPlan) {
         self.index = index
@@ -71,7 +101,14 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         let perThread = plan.rate / Double(plan.threads)
         let tick = perThread > 0 ? min(10_000, max(1_000, 500_000 / perThread)) : 10_000
         client = WebSocketClient(fdLimit: UInt32(plan.totalClients / plan.threads + 1024), tickMicros: UInt32(tick))
-        for (board, slot) in plan.slots(forWorker: index) { peers.append(Peer(board: board, slot: slot)) }
+        for (board, slot) in plan.slots(forWorker: index) {
+            let peer = Peer(board: board, slot: slot)
+            if plan.kind == .set {
+                peer.name = "p\(slot)"
+                peer.playerKey = Array("\"\(peer.name)\":{".utf8)
+            }
+            peers.append(peer)
+        }
         toConnect = peers.reversed()
         senders = peers.filter { $0.slot < plan.sendersPerBoard }
     }
@@ -89,7 +126,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         windowEnd = end
         lastPace = start
         // Each board's first client sets six letters up for the moves.
-        for peer in peers where peer.slot == 0 && !plan.raw && plan.sendersPerBoard > 0 {
+        for peer in peers where peer.slot == 0 && !plan.raw && plan.sendersPerBoard > 0 && plan.kind == .letters {
             for letter in ["A", "B", "C", "D", "E", "F"] { send(.select(Letter(letter)!), from: peer, at: start) }
         }
         if plan.rate == 0 { for peer in senders { refill(peer, now: start) } }
@@ -130,12 +167,65 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
 
     private func refill(_ peer: Peer, now: UInt64) {
         let window = max(1, plan.inFlightPerBoard / max(1, plan.sendersPerBoard))
-        while peer.inFlight < window, now < sendingUntil { sendMove(from: peer, at: now) }
+        while peer.inFlight < window, now < sendingUntil {
+            guard sendMove(from: peer, at: now) else { break }
+        }
     }
 
-    private func sendMove(from peer: Peer, at now: UInt64) {
+    /// Sends the peer's next intent; false when it has nothing to send yet
+    /// (a Set player waiting for a table or for another's new game).
+    @discardableResult
+    private func sendMove(from peer: Peer, at now: UInt64) -> Bool {
+        if plan.kind == .set {
+            guard let connection = peer.connection, connection.isOpen, let intent = nextSetIntent(of: peer) else { return false }
+            if now >= recordFrom && now < windowEnd {
+                let type = switch intent {
+                case .choose: "choose"
+                case .deal: "deal"
+                case .newGame: "new_game"
+                }
+                intentsSent[type, default: 0] += 1
+            }
+            peer.nextRef += 1
+            let ref = (peer.board * plan.clientsPerBoard + peer.slot) * 1_000_000_000 + peer.nextRef
+            peer.sendTimes[ref] = now
+            peer.inFlight += 1
+            outstanding.add(1, ordering: .relaxed)
+            client.send(ClientMessage<SetTable>.thinFrame(intent, ref: String(ref)), on: connection)
+            return true
+        }
         let letter = Letter(index: Int.random(in: 0..<6))!
         send(.move(letter, to: Int.random(in: 1...6)), from: peer, at: now)
+        return true
+    }
+
+    /// A Set player's next intent, from the latest table it was shown: the
+    /// next card of its plan (a set it found, see `SetPlanner`); a deal when
+    /// the table holds no set (once per table); a new game when the game is
+    /// over (the table's first player, once per game; the others wait).
+    private func nextSetIntent(of peer: Peer) -> SetTable.Intent? {
+        guard let view = peer.view, view.game > 0 else { return nil }
+        if view.over {
+            guard peer.slot == 0, peer.newGameAfter != view.game else { return nil }
+            peer.newGameAfter = view.game
+            return .newGame(seed: nil)
+        }
+        if view.setsOnTable == 0 {
+            // S9: dealing more makes sense (once per table this player is shown).
+            peer.plan = []
+            guard view.deck > 0, peer.dealtAt != peer.lastVersion else { return nil }
+            peer.dealtAt = peer.lastVersion
+            return .deal
+        }
+        if peer.planGame != view.game || peer.plan.first.map({ card in !view.table.contains(card) }) == true {
+            peer.plan = []
+        }
+        if peer.plan.isEmpty {
+            peer.plan = SetPlanner.plan(view, using: &random)
+            peer.planGame = view.game
+        }
+        guard !peer.plan.isEmpty else { return nil }
+        return .choose(peer.plan.removeFirst())
     }
 
     private func send(_ intent: LetterBoard.Intent, from peer: Peer, at now: UInt64) {
@@ -157,6 +247,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         guard let peer = peerOfConnection[connection.id] else { return }
         peer.connectNanos = BenchClock.now() - peer.connectStart
         connected.add(1, ordering: .relaxed)
+        if plan.kind == .set { client.send(ClientMessage<SetTable>.joinFrame(name: peer.name), on: connection) }
     }
 
     func received(_ connection: ClientConnection, message: UnsafeRawBufferPointer, isText: Bool) {
@@ -165,7 +256,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         framesIn.add(1, ordering: .relaxed)
         let inWindow = now >= recordFrom && now < windowEnd
         if inWindow { framesInWindow += 1 }
-        guard let frame = BenchFrame(message) else { return }
+        guard let frame = BenchFrame(message, readsOrder: plan.kind == .letters) else { return }
         switch frame.kind {
         case .state:
             peer.lastVersion = frame.version
@@ -173,6 +264,10 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
             peer.stateVersions.append(frame.version)
             peer.stateTimes.append(now)
             if inWindow { statesInWindow += 1 }
+            if plan.kind == .set {
+                read(SetView(message, playerKey: peer.playerKey), bytes: message, of: peer, inWindow: inWindow)
+                if plan.rate == 0, sendingFrom != nil, peer.inFlight == 0, peer.slot < plan.sendersPerBoard { refill(peer, now: now) }
+            }
         case .ack, .rejected:
             if plan.raw, inWindow, frame.version > 0, now >= frame.version {
                 _ = rawVisibility.record(max(1, now - frame.version))
@@ -186,6 +281,10 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
                 if sent >= recordFrom && sent < windowEnd { acknowledged.append((peer.board, frame.version, sent)) }
             } else {
                 rejected += 1
+                if plan.kind == .set, sent >= recordFrom && sent < windowEnd {
+                    rejectedInWindow += 1
+                    refusalCodes[SetView.refusalCode(message), default: 0] += 1
+                }
             }
             if plan.rate == 0, sendingFrom != nil { refill(peer, now: now) }
         case .error:
@@ -193,6 +292,29 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         case .other:
             break
         }
+    }
+
+    /// A Set player's new table: what it plans from, and its own score and
+    /// misses (their growth within a game counts matches and mismatches).
+    private func read(_ view: SetView?, bytes: UnsafeRawBufferPointer, of peer: Peer, inWindow: Bool) {
+        guard let view else { return }
+        peer.view = view
+        peer.stateTail = Array(UnsafeRawBufferPointer(rebasing: bytes[view.kindMembersAt...]))
+        if view.game == peer.scoredGame {
+            if inWindow {
+                matches += max(0, view.score - peer.seenScore)
+                mismatches += max(0, view.misses - peer.seenMisses)
+            }
+        } else {
+            // A new game: what was scored in it before this frame counts too.
+            if inWindow, peer.scoredGame > 0 {
+                matches += view.score
+                mismatches += view.misses
+            }
+            peer.scoredGame = view.game
+        }
+        peer.seenScore = view.score
+        peer.seenMisses = view.misses
     }
 
     func disconnected(_ connection: ClientConnection, reason: String) {
@@ -211,7 +333,8 @@ struct BenchFrame {
     var ref: Int?
     var order: [String] = []
 
-    init?(_ bytes: UnsafeRawBufferPointer) {
+    /// `readsOrder`: a letter board's `order` (Set frames have none).
+    init?(_ bytes: UnsafeRawBufferPointer, readsOrder: Bool = true) {
         guard let typeAt = Self.valueStart(of: "type", in: bytes) else { return nil }
         switch Self.byte(bytes, typeAt + 1) {
         case UInt8(ascii: "s"): kind = .state
@@ -222,7 +345,7 @@ struct BenchFrame {
         }
         if let at = Self.valueStart(of: "version", in: bytes) { version = Self.number(bytes, at) }
         if let at = Self.valueStart(of: "ref", in: bytes) { ref = Int(Self.number(bytes, at + 1)) }
-        if kind == .state, var at = Self.valueStart(of: "order", in: bytes) {
+        if kind == .state, readsOrder, var at = Self.valueStart(of: "order", in: bytes) {
             while at < bytes.count, bytes[at] != UInt8(ascii: "]") {
                 let c = bytes[at]
                 if c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z") { order.append(String(UnicodeScalar(c))) }

@@ -14,6 +14,11 @@ struct BenchCommand: ParsableCommand {
             (HDR histogram). At the end every client of every board must show the same order. \
             The hub limits each connection to its --rate messages a second (1000 by default): raise \
             it on the hub for saturation runs, or the summary counts rate_limited errors. \
+            With --kind set the boards are Set tables (/set/PREFIX-N): each client joins as pN and plays \
+            from the latest table it was shown, completing a set it finds there (now and then with a \
+            wrong third card), dealing when the table holds no set, the table's first player starting a \
+            new game when the game is over; the summary adds answers and refusals a second, refusals by \
+            code and the sets taken, and at the end every player must show the same table. \
             Method and figures: BENCHMARKS.md.
             """)
 
@@ -29,6 +34,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Client threads (each its own event loop).") var threads = 1
     @Option(help: "Loopback source addresses 127.0.0.1..N (default: one per 20,000 clients).") var sources: Int?
     @Option(help: "Board name prefix (boards are PREFIX-0, PREFIX-1, ...).") var prefix = "bench"
+    @Option(help: "Kind of board: letters (moves on /boards/NAME) or set (players choosing cards on /set/NAME).") var kind: BenchKind = .letters
     @Option(help: "The hub's process id, to report its RSS and CPU.") var hubPid: Int32?
     @Flag(help: "Only connect and hold the connections for --duration (idle-memory runs); send nothing.") var idle = false
     @Flag(help: "The target is a plain broadcaster (Benchmarks/RawBroadcaster): messages carry their send time and are echoed to all; no board semantics, no convergence check.") var raw = false
@@ -38,6 +44,7 @@ struct BenchCommand: ParsableCommand {
     func validate() throws {
         guard let url = WebSocketURL(hub) else { throw ValidationError("hub must look like ws://HOST:PORT") }
         _ = url
+        if raw, kind != .letters { throw ValidationError("--raw drives a plain broadcaster: no --kind") }
         guard boards >= 1, clients >= 1, duration > 0, threads >= 1, connectRate > 0 else {
             throw ValidationError("--boards, --clients, --duration, --threads and --connect-rate must be positive")
         }
@@ -53,7 +60,7 @@ struct BenchCommand: ParsableCommand {
             sendersPerBoard: idle ? 0 : senders ?? clients, threads: threads,
             sources: sources ?? max(1, (total + 19_999) / 20_000), connectionsPerSecond: connectRate,
             rate: rate, inFlightPerBoard: inFlight,
-            warmupNanos: UInt64(warmup * 1e9), durationNanos: UInt64(duration * 1e9), raw: raw)
+            warmupNanos: UInt64(warmup * 1e9), durationNanos: UInt64(duration * 1e9), raw: raw, kind: kind)
         let report = BenchRunner(plan: plan, hubPID: hubPid, progress: !quiet && isatty(2) == 1).run()
         if json {
             let encoder = JSONEncoder()
@@ -65,3 +72,5 @@ struct BenchCommand: ParsableCommand {
         if !report.converged { throw ExitCode(1) }
     }
 }
+
+extension BenchKind: ExpressibleByArgument {}

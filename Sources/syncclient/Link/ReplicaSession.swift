@@ -53,7 +53,7 @@ struct ReplicaSession<Kind: WireKind> {
     }
 
     private static func emptyReplica(_ id: ReplicaID) -> Replica<Kind> {
-        Replica<Kind>(id: id, limits: ReplicaLimits(compacts: false))
+        Replica<Kind>(id: id, limits: ReplicaLimits(compacts: false, hubSealsOrder: true))
     }
 
     var pendingCount: Int { unacknowledged.count + carried.count }

@@ -126,7 +126,7 @@ import Testing
     }
 
     @Test func refusalsRoundTrip() throws {
-        let refusals: [SetRefusal] = [.noGame, .newGame, .gameOver, .taken(card("2SFR"), by: "ana"), .notOnTable(card("1DFR")), .deckEmpty]
+        let refusals: [SetRefusal] = [.noGame, .newGame, .gameOver, .taken(card("2SFR"), by: "ana"), .notOnTable(card("1DFR")), .deckEmpty, .tableFull]
         for refusal in refusals { #expect(try roundTrip(refusal) == refusal) }
         #expect(Set(refusals.map(\.code)).count == refusals.count)
     }

@@ -378,6 +378,20 @@ import Testing
         #expect(replica.state.players["ana"] == SetTable.Player(score: 0, misses: 0, picked: cards("1DFR"), mismatch: false))
     }
 
+    /// The state stays bounded whatever names clients make up: a game seats
+    /// `maxPlayers`; a further name is refused `table_full`, those seated play on.
+    @Test func s10AGameSeatsAtMostMaxPlayers() throws {
+        var replica = table(1, dealt(twelve))
+        for n in 0..<SetTable.maxPlayers {
+            try choose(&replica, n % 2 == 0 ? "1DFR" : "2DFR", by: "p\(n)")
+        }
+        #expect(replica.state.players.count == SetTable.maxPlayers)
+        #expect(refusal(&replica, .choose(card("1DFR")), by: "one-too-many") == .tableFull)
+        try choose(&replica, "3DFR", by: "p0")
+        #expect(replica.state.players["p0"]?.picked == cards("1DFR 3DFR"))
+        expectTableInvariants(replica)
+    }
+
     @Test func s10RefusedChooseMakesNoPlayer() throws {
         var replica = table(1, dealt(twelve))
         #expect(refusal(&replica, .choose(card("3OOP")), by: "ana") == .notOnTable(card("3OOP")))

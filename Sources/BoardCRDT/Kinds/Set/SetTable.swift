@@ -13,6 +13,8 @@ public enum SetTable: BoardKind {
     public static let dealSize = 3
     /// S4/S5: the pick that settles; a pick of fewer toggles.
     public static let pickSize = 3
+    /// Players one game seats (S10 registers one per name): bounds the state.
+    public static let maxPlayers = 64
 
     /// What a person does.
     public enum Intent: Equatable, Sendable {
@@ -58,6 +60,7 @@ public enum SetTable: BoardKind {
             return .deal(game: state.game)
         case let .choose(card):
             if let refusal = playRefusal(game: state.game, in: state) ?? cardRefusal(card, in: state) { throw refusal }
+            if state.players[author] == nil, state.players.count >= maxPlayers { throw .tableFull }
             return .choose(card, game: state.game, seen: state.players[author]?.seen ?? [])
         }
     }
@@ -133,6 +136,7 @@ public enum SetTable: BoardKind {
             return .refused(.taken(lost, by: taker))
         }
         let before = state.players[author]
+        guard before != nil || state.players.count < maxPlayers else { return .refused(.tableFull) }
         var player = before ?? Player()
         player.lost = []
         if seen.count >= pickSize || player.mismatch || player.picked.count > pickSize - 1 {
@@ -206,6 +210,9 @@ public enum SetRefusal: KindRefusal, CustomStringConvertible {
     case notOnTable(Card)
     /// `deck_empty` (S6, SC3).
     case deckEmpty
+    /// `table_full`: a game seats at most `SetTable.maxPlayers` players, so
+    /// the shared state stays bounded whatever names clients make up.
+    case tableFull
 
     /// Stable snake_case code for the wire.
     public var code: String {
@@ -216,6 +223,7 @@ public enum SetRefusal: KindRefusal, CustomStringConvertible {
         case .taken: "taken"
         case .notOnTable: "not_on_table"
         case .deckEmpty: "deck_empty"
+        case .tableFull: "table_full"
         }
     }
 
@@ -228,6 +236,7 @@ public enum SetRefusal: KindRefusal, CustomStringConvertible {
         case let .taken(card, name): "\(card) was just taken by \(name)"
         case let .notOnTable(card): "\(card) is not on the table; it is still in the deck"
         case .deckEmpty: "the deck is empty; there are no more cards to deal"
+        case .tableFull: "this game already has \(SetTable.maxPlayers) players; watch, or join the next game"
         }
     }
 

@@ -13,6 +13,16 @@ extension SetTable: WireKind {
     /// S3 (last sentence): a board nobody has played yet begins with a new game.
     public static var opening: Intent? { .newGame(seed: nil) }
 
+    /// SV5: what a refusal the total order revealed names ("your choice of
+    /// 2SFR was refused: 1DFR was just taken by ana").
+    public static func summary(of change: Change) -> String {
+        switch change {
+        case let .choose(card, _, _): "your choice of \(card.code)"
+        case .deal: "your deal"
+        case .newGame: "your new game"
+        }
+    }
+
     private struct Fields: Decodable {
         var card: String?
         var seed: UInt64?
