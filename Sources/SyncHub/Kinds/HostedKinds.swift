@@ -24,7 +24,7 @@ extension HostedKind {
 /// The one table of kinds: adding a kind is one line here (and its files in
 /// `Kinds/NAME` folders of BoardCRDT, SyncWire, syncclient and `Web/`).
 enum HostedKinds {
-    static let all: [any HostedKind.Type] = [LetterBoard.self, SetTable.self]
+    static let all: [any HostedKind.Type] = [LetterBoard.self, SetTable.self, FruitStock.self]
 
     /// The kind whose boards live under `/segment/NAME`.
     static func kind(pathSegment segment: Substring) -> (any HostedKind.Type)? {
@@ -46,4 +46,8 @@ extension LetterBoard: HostedKind {
 
 extension SetTable: HostedKind {
     static let page = "set.html"
+}
+
+extension FruitStock: HostedKind {
+    static let page = "stock.html"
 }
