@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
 """Interleaved A/B of two hub builds on the campaign's headline scenarios.
 
-    Benchmarks/ab.py A_BIN_DIR B_BIN_DIR [--reps 5] [--seconds 5] [--tool BIN_DIR]
+    Benchmarks/ab.py A_BIN_DIR B_BIN_DIR [C_BIN_DIR ...] [--reps 5] [--seconds 5] [--tool BIN_DIR]
 
-A_BIN_DIR and B_BIN_DIR each hold a release `synchub` (and `raw-broadcaster`);
-the load tool (`syncclient bench`) is the same for both sides (--tool, default
-B's), so only the hub differs. Every repetition runs every scenario on both
-hubs, alternating which goes first (A B, then B A, ...), so drift on a noisy
-machine falls on both alike; fan-out scenarios also run the raw broadcaster in
-the same repetition, so each hub figure has its ceiling next to it. Prints
-medians, spreads (min-max) and B / A ratios; writes the raw runs as JSON
-(--out, default Benchmarks/results/ab-latest.json). Method: BENCHMARKS.md.
+Each BIN_DIR holds a release `synchub` (A's also `raw-broadcaster`); the load
+tool (`syncclient bench`) is the same for every side (--tool, default B's), so
+only the hub differs. Every repetition runs every scenario on every hub,
+rotating which goes first (A B, then B A; A B C, B C A, C A B, ...), so drift
+on a noisy machine falls on all alike; fan-out scenarios also run the raw
+broadcaster in the same repetition, so each hub figure has its ceiling next
+to it. Prints medians, spreads (min-max) and each side's ratio to A (also per
+repetition); writes the raw runs as JSON (--out, default
+Benchmarks/results/ab-latest.json). Method: BENCHMARKS.md.
 """
 import argparse, json, pathlib, signal, socket, statistics, subprocess, tempfile, time
 
@@ -99,51 +100,63 @@ def headline(report, key):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("a", type=pathlib.Path)
-    parser.add_argument("b", type=pathlib.Path)
+    parser.add_argument("bins", type=pathlib.Path, nargs="+", help="A_BIN_DIR B_BIN_DIR [C_BIN_DIR ...]")
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=5)
     parser.add_argument("--tool", type=pathlib.Path)
     parser.add_argument("--only", help="comma-separated scenario indexes")
     parser.add_argument("--out", type=pathlib.Path, default=ROOT / "Benchmarks" / "results" / "ab-latest.json")
     opts = parser.parse_args()
-    tool = opts.tool or opts.b
+    if len(opts.bins) < 2:
+        parser.error("give at least two bin directories")
+    sides = [(chr(ord("A") + i), path) for i, path in enumerate(opts.bins)]
+    tool = opts.tool or opts.bins[1]
     scenarios = SCENARIOS if not opts.only else [SCENARIOS[int(i)] for i in opts.only.split(",")]
-    runs = {name: {"A": [], "B": [], "raw": []} for name, *_ in scenarios}
+    runs = {name: {"raw": [], **{side: [] for side, _ in sides}} for name, *_ in scenarios}
     for rep in range(opts.reps):
-        order = [("A", opts.a), ("B", opts.b)] if rep % 2 == 0 else [("B", opts.b), ("A", opts.a)]
+        shift = rep % len(sides)
+        order = sides[shift:] + sides[:shift]
         for name, args, kind, key, _, with_raw in scenarios:
             if with_raw:
-                runs[name]["raw"].append(one(opts.a, "raw", args, tool, opts.seconds))
+                runs[name]["raw"].append(one(opts.bins[0], "raw", args, tool, opts.seconds))
             for side, bin_dir in order:
                 report = one(bin_dir, kind, args, tool, opts.seconds)
                 runs[name][side].append(report)
                 print(f"rep {rep + 1} {side} {name}: {headline(report, key)} (converged {report.get('converged')})", flush=True)
     print()
-    print("| scenario | A median (min-max) | B median (min-max) | B / A | per repetition B / A |")
-    print("| --- | --- | --- | --- | --- |")
+    for side, path in sides:
+        print(f"{side}: {path}")
+    others = [side for side, _ in sides[1:]]
+    print()
+    print("| scenario | " + " | ".join(f"{side} median (min-max)" for side, _ in sides) + " | "
+          + " | ".join(f"{side} / A (per repetition)" for side in others) + " |")
+    print("|" + " --- |" * (1 + len(sides) + len(others)))
     summary = {}
     for name, args, kind, key, higher, with_raw in scenarios:
-        a = [headline(r, key) for r in runs[name]["A"]]
-        b = [headline(r, key) for r in runs[name]["B"]]
-        per_rep = [y / x if x else float("nan") for x, y in zip(a, b)]
+        values = {side: [headline(r, key) for r in runs[name][side]] for side, _ in sides}
         fmt = (lambda v: f"{v:,.0f}") if higher else (lambda v: f"{v:.2f}")
         cell = lambda xs: f"{fmt(statistics.median(xs))} ({fmt(min(xs))}-{fmt(max(xs))})"
-        row = [name, cell(a), cell(b), f"{statistics.median(b) / statistics.median(a):.2f}",
-               ", ".join(f"{r:.2f}" for r in per_rep)]
-        print("| " + " | ".join(row) + " |")
-        entry = {"A": a, "B": b, "ratio": statistics.median(b) / statistics.median(a), "perRep": per_rep}
+        entry = {side: xs for side, xs in values.items()}
+        ratios = []
+        for side in others:
+            per_rep = [y / x if x else float("nan") for x, y in zip(values["A"], values[side])]
+            ratio = statistics.median(values[side]) / statistics.median(values["A"])
+            entry[f"{side}/A"] = ratio
+            entry[f"{side}/A per repetition"] = per_rep
+            ratios.append(f"{ratio:.2f} ({', '.join(f'{r:.2f}' for r in per_rep)})")
+        print("| " + " | ".join([name] + [cell(values[side]) for side, _ in sides] + ratios) + " |")
         if with_raw:
             raw = [headline(r, key) for r in runs[name]["raw"]]
             entry["raw"] = raw
-            entry["A/raw"] = [x / r for x, r in zip(a, raw)]
-            entry["B/raw"] = [y / r for y, r in zip(b, raw)]
-            print(f"|   ratio to the raw broadcaster of the same repetition | "
-                  f"{statistics.median(entry['A/raw']):.2f}x ({min(entry['A/raw']):.2f}-{max(entry['A/raw']):.2f}) | "
-                  f"{statistics.median(entry['B/raw']):.2f}x ({min(entry['B/raw']):.2f}-{max(entry['B/raw']):.2f}) | | |")
+            cells = []
+            for side, _ in sides:
+                rel = [x / r for x, r in zip(values[side], raw)]
+                entry[f"{side}/raw"] = rel
+                cells.append(f"{statistics.median(rel):.2f}x ({min(rel):.2f}-{max(rel):.2f})")
+            print("|   ratio to the raw broadcaster of the same repetition | " + " | ".join(cells) + " |" + " |" * len(others))
         summary[name] = entry
     opts.out.parent.mkdir(parents=True, exist_ok=True)
-    opts.out.write_text(json.dumps({"a": str(opts.a), "b": str(opts.b), "tool": str(tool), "reps": opts.reps,
+    opts.out.write_text(json.dumps({"bins": {side: str(path) for side, path in sides}, "tool": str(tool), "reps": opts.reps,
                                     "seconds": opts.seconds, "summary": summary, "runs": runs}, indent=1, default=str))
     print(f"\nraw runs: {opts.out}")
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the wire decoders of every board kind with libFuzzer (issue #9,
 # docs/FUZZING.md): the letters' thin-intent fast path against the full
-# decoder; per kind (letters, set) client frames, operations, replica frames,
+# decoder; per kind (letters, set, stock) client frames, operations, replica frames,
 # checkpoints and states, and the engine (client and hub replicas) on what
 # decodes.
 #

@@ -63,9 +63,13 @@ extension Replica {
         checkpoint = folded
         log.removeFirst(cut)
         outcomes.removeFirst(cut)
-        // Out-of-order operations now behind the frontier can never integrate.
-        let behind = pending.filter { $0.value.values.contains { $0.stamp <= folded.frontier } }
-        for replica in behind.keys { retire(replica) }
+        // Out-of-order operations now behind the frontier can never integrate
+        // at their place. A sealing hub re-stamps them when their gap fills
+        // (after the checkpoint), so it keeps them and their replica.
+        if !limits.sealsOrder {
+            let behind = pending.filter { $0.value.values.contains { $0.stamp <= folded.frontier } }
+            for replica in behind.keys { retire(replica) }
+        }
     }
 
     /// What a replica holding `remote` (and a checkpoint at `remoteFrontier`)

@@ -33,6 +33,9 @@ public protocol WireKind: BoardKind {
     /// The acknowledgement's extra members for an operation this intent
     /// made (kinds may name what was created), or "".
     static func ackMembers(for operation: BoardCRDT.Operation<Change>?) -> String
+    /// How a person's own change is named when the total order refuses it
+    /// after it was shown ("your pick of C was refused: ...").
+    static func summary(of change: Change) -> String
 }
 
 extension WireKind {
@@ -60,12 +63,31 @@ public enum WireDecoding {
         do {
             return try JSONDecoder().decode(T.self, from: frame)
         } catch let error as DecodingError {
-            throw describe(error)
+            let described = describe(error)
+            if described.code == "bad_json", isJSONObject(frame) {
+                // JSONDecoder reports a number that is no integer of the
+                // field's range (1.5, 2^63, 1e400) without naming the field.
+                throw ProtocolError("bad_field", "a number is not a whole number in range: \(String("\(error)".prefix(160)))")
+            }
+            throw described
         } catch let error as ProtocolError {
             throw error
         } catch {
             throw ProtocolError("bad_json", "the frame is not a JSON object")
         }
+    }
+
+    /// Whether `frame` is a JSON object at all.
+    static func isJSONObject(_ frame: Data) -> Bool {
+        (try? JSONSerialization.jsonObject(with: frame, options: [.fragmentsAllowed])) is [String: Any]
+    }
+
+    /// The `ref` of a frame that could not be read, when it has a usable
+    /// one: the error then answers that intent (clients wait on refs).
+    public static func ref(inUnreadable frame: Data) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: frame) as? [String: Any],
+              let ref = object["ref"] as? String, ref.count <= ClientLimits.maxRefLength else { return nil }
+        return ref
     }
 
     static func describe(_ error: DecodingError) -> ProtocolError {

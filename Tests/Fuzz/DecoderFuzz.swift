@@ -7,7 +7,8 @@
 // with -enable-testing, with
 // `swiftc -sanitize=fuzzer,address -parse-as-library -O`.
 //
-// Every input goes through every kind (`LetterBoard`, `SetTable`), and:
+// Every input goes through every kind (`LetterBoard`, `SetTable`,
+// `FruitStock`), and:
 //  1. letters only: `ThinIntentScanner.scan` (the fast path) against the full
 //     JSON decoder on the same frame. `ClientMessage.parse` tries the scanner
 //     first and the full decoder is private, so the full path is reached by
@@ -38,7 +39,8 @@
 //     and to the operations' authors. `checkInvariants()` (engine and
 //     `Kind.violations(of:)`) must be empty after each step, acks stay final
 //     on the hub, and the observer shows the hub's state. The Set table's
-//     main invariants are also checked here independently of `violations`.
+//     and the stock's main invariants are also checked here independently
+//     of `violations`.
 // Any crash or trap is a finding; a disagreement prints what differed and
 // aborts, so libFuzzer saves the input.
 //
@@ -61,6 +63,7 @@ enum DecoderFuzz {
         ThinIntentOracle.check(bytes, parsed: letters)
         KindFuzz<LetterBoard>.run(bytes, parsed: letters)
         KindFuzz<SetTable>.run(bytes, parsed: KindFuzz<SetTable>.parse(bytes))
+        KindFuzz<FruitStock>.run(bytes, parsed: KindFuzz<FruitStock>.parse(bytes))
     }
 
     /// The replicas of the engine check. Inputs may name these ids too;
@@ -317,6 +320,51 @@ extension SetTable: FuzzedKind {
         guard read.players == players, read.players.keys.allSatisfy({ key in
             state.players.keys.contains { Array($0.utf8) == Array(key.utf8) }
         }) else { return "players read back \(read.players), the state's \(players)" }
+        return nil
+    }
+}
+
+extension FruitStock: FuzzedKind {
+    /// J1, JC1: every fruit counted, within 0...999; J7: made counts not
+    /// negative, at most 20 recent makes.
+    static func independentViolations(of state: State) -> [String] {
+        var problems: [String] = []
+        for fruit in Fruit.allCases where !(0...999).contains(state.stock[fruit] ?? -1) {
+            problems.append("\(fruit) is \(state.stock[fruit].map(String.init) ?? "missing")")
+        }
+        for (juice, count) in state.made where count < 0 { problems.append("\(juice) made \(count) times") }
+        if state.recent.count > 20 { problems.append("\(state.recent.count) recent makes") }
+        return problems
+    }
+
+    private struct StateFrame: Decodable {
+        struct Made: Decodable, Equatable {
+            var who: String
+            var juice: String
+        }
+        var type: String
+        var kind: String
+        var stock: [String: Int]
+        var can_make: [String: Int]
+        var made: [String: Int]
+        var recent: [Made]
+    }
+
+    static func stateFrameProblem(_ frame: Data, _ state: State) -> String? {
+        let read: StateFrame
+        do { read = try JSONDecoder().decode(StateFrame.self, from: frame) } catch { return "does not decode: \(error)" }
+        guard read.type == "state", read.kind == name else { return "type \(read.type), kind \(read.kind)" }
+        let stock = Dictionary(uniqueKeysWithValues: Fruit.allCases.map { ($0.rawValue, state.stock[$0] ?? 0) })
+        // J6: how many of each juice the counts allow, worked out here.
+        let canMake = Dictionary(uniqueKeysWithValues: Juice.allCases.map { juice in
+            (juice.rawValue, juice.uses.map { max(0, state.stock[$0.fruit] ?? 0) / $0.count }.min() ?? 0)
+        })
+        let made = Dictionary(uniqueKeysWithValues: state.made.map { ($0.key.rawValue, $0.value) })
+        let recent = state.recent.map { StateFrame.Made(who: $0.who, juice: $0.juice.rawValue) }
+        guard read.stock == stock, read.can_make == canMake, read.made == made, read.recent == recent,
+              read.recent.map({ Array($0.who.utf8) }) == recent.map({ Array($0.who.utf8) }) else {
+            return "read back \(read)\nexpected stock \(stock), can_make \(canMake), made \(made), recent \(recent)"
+        }
         return nil
     }
 }

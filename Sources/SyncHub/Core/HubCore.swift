@@ -86,7 +86,7 @@ struct HubCore {
         case let .frame(connection, frame):
             counters.messagesIn += 1
             if let error = frame.error {
-                refuseFrame(error, from: connection, actions: &actions)
+                refuseFrame(error, from: connection, ref: frame.ref, actions: &actions)
             } else {
                 receive(frame, from: connection, actions: &actions)
             }

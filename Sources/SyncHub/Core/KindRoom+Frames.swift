@@ -1,4 +1,5 @@
 import BoardCRDT
+import Foundation
 import SyncWire
 
 /// The kind-specific half of the hub's protocol: thin intents, `join`, and
@@ -18,7 +19,8 @@ extension KindRoom {
             return ParsedFrame(key: message.key, ref: message.ref, isOperations: isOperations, isHello: isHello,
                                message: message, error: nil)
         } catch {
-            return ParsedFrame(key: nil, ref: nil, isOperations: false, isHello: false, message: 0, error: error)
+            return ParsedFrame(key: nil, ref: WireDecoding.ref(inUnreadable: Data(bytes)), isOperations: false, isHello: false,
+                               message: 0, error: error)
         }
     }
 

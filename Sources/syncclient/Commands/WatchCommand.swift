@@ -6,7 +6,7 @@ import WebSocketLoop
 struct WatchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
-        abstract: "Mirror a board or Set table live, full screen, and play it; q quits.",
+        abstract: "Mirror a board, Set table or juice bar live, full screen, and play it; q quits.",
         discussion: """
             Letter boards (/boards/NAME): a letter A-Z toggles it; 1-6 moves the focused letter to that place; < and > (or \
             arrows left/right) move it one place; Tab moves the focus; - hides, + shows, ! resets; \
@@ -15,6 +15,11 @@ struct WatchCommand: ParsableCommand {
             click Hide / Show / Reset, drag the action bar up or down. \
             Set tables (/set/NAME): arrows move the cursor, Space or Enter chooses the card under it, \
             a click chooses a card; d deals three more, n starts a new game after y confirms; q quits. \
+            Juice bars (/stock/NAME): 1-7 make that juice, arrows or Tab move and Enter or Space presses the \
+            button under the cursor, a click presses a button; after a make, OK (Enter) dismisses "is ready"; \
+            when fruit is short, y opens the stock editor and n or Esc closes the question; e opens the \
+            editor ("Add stock"): arrows move, - and + change the fruit by one (never below 0), Esc or \
+            Close returns; r resets every fruit to 10 after y confirms; q quits. \
             When standard output is not a terminal, prints one line per change of the order (or the table) instead.
             """)
 

@@ -81,7 +81,8 @@ final class ThinRequest: ClientDelegate, @unchecked Sendable {
                 finish(.done(line))
             }
         case "ack" where object["ref"] as? String == ref:
-            finish(.done(nil))
+            // A kind's ack may say something for people (a made juice, J3): print it.
+            finish(.done(object["message"] as? String))
         case "rejected" where object["ref"] as? String == ref:
             finish(.refused(object["message"] as? String ?? line))
         case "error":

@@ -117,7 +117,11 @@ public enum FruitStock: BoardKind {
             let short = state.shortfall(for: juice)
             guard short.isEmpty else { return .refused(.notEnoughFruit(juice, short)) }
             for use in juice.uses { state.stock[use.fruit] = state.count(of: use.fruit) - use.count }
-            state.made[juice, default: 0] += 1
+            // J7: counted. A count already at Int.max (only a crafted
+            // checkpoint holds one; `violations` allows any count >= 0)
+            // stays there: `apply` never traps.
+            let made = state.made[juice] ?? 0
+            state.made[juice] = made == .max ? made : made + 1
             state.recent.append(MadeJuice(who: author, juice: juice))
             if state.recent.count > recentKept { state.recent.removeFirst(state.recent.count - recentKept) }
             return .applied
