@@ -155,6 +155,26 @@ def main():
                 cells.append(f"{statistics.median(rel):.2f}x ({min(rel):.2f}-{max(rel):.2f})")
             print("|   ratio to the raw broadcaster of the same repetition | " + " | ".join(cells) + " |" + " |" * len(others))
         summary[name] = entry
+    # The hub's own CPU time per unit of work: what a noisy machine distorts
+    # least (contention lowers throughput, not the work each operation takes).
+    print()
+    print("hub CPU per operation absorbed (us) and per frame delivered (us), medians (min-max):")
+    print("| scenario | " + " | ".join(f"{side}" for side, _ in sides) + " | "
+          + " | ".join(f"{side} / A" for side in others) + " |")
+    print("|" + " --- |" * (1 + len(sides) + len(others)))
+    for name, *_ in scenarios:
+        per = {}
+        for side, _ in sides:
+            reports = [r for r in runs[name][side] if r.get("hubCPUPercent") and r["acknowledgedPerSecond"]]
+            per[side] = ([r["hubCPUPercent"] / 100 / r["acknowledgedPerSecond"] * 1e6 for r in reports],
+                         [r["hubCPUPercent"] / 100 / r["framesDeliveredPerSecond"] * 1e6 for r in reports])
+            summary[name][f"{side} hub us/op"], summary[name][f"{side} hub us/frame"] = per[side]
+        if not all(per[side][0] for side, _ in sides):
+            continue
+        cell = lambda xs: f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})"
+        print("| " + " | ".join([name] + [f"{cell(per[side][0])} /op, {cell(per[side][1])} /frame" for side, _ in sides]
+                                + [f"{statistics.median(per[side][0]) / statistics.median(per['A'][0]):.2f} /op, "
+                                   f"{statistics.median(per[side][1]) / statistics.median(per['A'][1]):.2f} /frame" for side in others]) + " |")
     opts.out.parent.mkdir(parents=True, exist_ok=True)
     opts.out.write_text(json.dumps({"bins": {side: str(path) for side, path in sides}, "tool": str(tool), "reps": opts.reps,
                                     "seconds": opts.seconds, "summary": summary, "runs": runs}, indent=1, default=str))

@@ -202,33 +202,35 @@ import Testing
 
     // MARK: A sealing hub that compacts
 
-    /// Engine issue found by the stock fuzzer (seeds 356548, 356555):
-    /// Ana's second make reaches the hub before her first (a frame lost to
-    /// the rate limiter, say) and waits in the pending buffer; Bo's
-    /// operations make the hub compact past its tentative stamp.
-    /// `Replica.compact` then retires Ana's replica ("out-of-order operations
-    /// now behind the frontier can never integrate"), though a sealing hub
-    /// would re-stamp them after what it integrated (§7c). Her first make
-    /// arrives and both are refused `stale`; on a hub of sealing clients
-    /// her replica keeps its id, so every later operation of hers is
-    /// refused too. Expected: both integrated, re-stamped.
+    /// Found by the stock fuzzer (seeds 356548, 356555), fixed in
+    /// `Replica.compact`: Ana's second make reaches the hub before her
+    /// first (a frame lost to the rate limiter, say) and waits in the
+    /// pending buffer; Bo's operations make the hub compact past its
+    /// tentative stamp. The hub used to retire Ana's replica then, refusing
+    /// both makes `stale` and, as her replica keeps its id with a sealing
+    /// hub, every later operation of hers. A sealing hub re-stamps them
+    /// after what it integrated (§7c).
     @Test func sealingHubKeepsBufferedOperationsAcrossACompaction() throws {
-        withKnownIssue("Replica.compact retires replicas with buffered operations behind the frontier, also on a sealing hub",
-                       isIntermittent: true) {
-            var hub = hubBar(100, stockState([.mango: 9]), keptOperations: 1)
-            var ana = bar(1, stockState([.mango: 9])), bo = bar(2, stockState([.mango: 9]))
-            let anaOps = [try order(&ana, .make(.mango), by: "ana"), try order(&ana, .make(.mango), by: "ana")]
-            let boOps = [try order(&bo, .restock(.kiwi, by: 1), by: "bo"), try order(&bo, .restock(.kiwi, by: 1), by: "bo"),
-                         try order(&bo, .restock(.kiwi, by: 1), by: "bo")]
-            #expect(hub.receive([anaOps[1]]).buffered == 1)
-            _ = hubTakesStock(&hub, boOps)
-            #expect(hub.checkpoint.frontier > anaOps[1].stamp, "the hub compacted past Ana's buffered make")
-            let report = hub.receive([anaOps[0]])
-            #expect(report.refused.isEmpty, "\(report.refused)")
-            #expect(report.integrated == anaOps.map(\.id))
-            #expect(hub.state.count(of: .mango) == 3 && hub.state.count(of: .kiwi) == 13)
-            expectStockInvariants(hub)
-        }
+        var hub = hubBar(100, stockState([.mango: 9]), keptOperations: 1)
+        var ana = bar(1, stockState([.mango: 9])), bo = bar(2, stockState([.mango: 9]))
+        let anaOps = [try order(&ana, .make(.mango), by: "ana"), try order(&ana, .make(.mango), by: "ana")]
+        let boOps = [try order(&bo, .restock(.kiwi, by: 1), by: "bo"), try order(&bo, .restock(.kiwi, by: 1), by: "bo"),
+                     try order(&bo, .restock(.kiwi, by: 1), by: "bo")]
+        #expect(hub.receive([anaOps[1]]).buffered == 1)
+        _ = hubTakesStock(&hub, boOps)
+        #expect(hub.checkpoint.frontier > anaOps[1].stamp, "the hub compacted past Ana's buffered make")
+        let report = hub.receive([anaOps[0]])
+        #expect(report.refused.isEmpty, "\(report.refused)")
+        #expect(report.integrated == anaOps.map(\.id))
+        #expect(Set(report.restamped) == Set(anaOps.map(\.id)))
+        #expect(hub.state.count(of: .mango) == 3 && hub.state.count(of: .kiwi) == 13)
+        expectStockInvariants(hub)
+        // Relayed back, Ana's replica moves both and still shows both juices made.
+        let anaReport = ana.receive(report.integratedOperations)
+        #expect(anaReport.changedOutcomes.isEmpty)
+        ana.receive(boOps)
+        #expect(ana.state == hub.state)
+        expectStockInvariants(ana)
     }
 
     // MARK: apply takes everything
