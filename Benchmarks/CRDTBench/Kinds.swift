@@ -158,6 +158,8 @@ struct KindFigures {
     var hubFramesMillis: [Double] = []
     /// Refused outcomes in the merged log of 20,000 (client merge), last run.
     var refusedAfterMerge = 0
+    /// The same, by refusal code.
+    var refusedCodes: [String: Int] = [:]
     var restampedAtHub = 0
 }
 
@@ -195,6 +197,8 @@ func measureKind<Kind: ScriptedKind>(_ kind: Kind.Type, operations: Int, round: 
     precondition(report.integrated.count == operations, "\(Kind.name): client merge integrated \(report.integrated.count)")
     figures.clientMergeMillis.append(mergeElapsed * 1000)
     figures.refusedAfterMerge = client.outcomes.filter(\.isRefused).count
+    figures.refusedCodes = [:]
+    for case let .refused(refusal) in client.outcomes { figures.refusedCodes[refusal.code, default: 0] += 1 }
     sink &+= client.log.count
 
     // Hub: B's 10,000 integrated, then A's 10,000 arrive.
@@ -261,6 +265,10 @@ func runKinds(repetitions: Int, operations: Int) {
     }
     print(pad("refused in the merged log (client merge)", 44) + pad("\(letters.refusedAfterMerge) of \(2 * operations)", 22)
         + pad("\(set.refusedAfterMerge) of \(2 * operations)", 22))
+    func codes(_ counts: [String: Int]) -> String {
+        counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+    }
+    print(pad("  by code", 44) + pad(codes(letters.refusedCodes), 22) + pad(codes(set.refusedCodes), 22))
     print(pad("re-stamped at the hub", 44) + pad("\(letters.restampedAtHub)", 22) + pad("\(set.restampedAtHub)", 22))
     print("spread: local letters \(spread(letters.localOpsPerSecond, 1e-6)) set \(spread(set.localOpsPerSecond, 1e-6)) M ops/s;"
         + " client merge letters \(spread(letters.clientMergeMillis)) set \(spread(set.clientMergeMillis)) ms;"

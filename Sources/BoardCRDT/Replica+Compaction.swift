@@ -20,6 +20,11 @@ public struct AdoptReport<Change: Equatable & Codable & Sendable>: Sendable {
     /// Why the checkpoint was not adopted, when it was refused (`apply`
     /// reports it here rather than dropping it; the caller must act).
     public var refusal: CheckpointRefusal?
+    /// This replica's own operations still in the log whose outcome the new
+    /// checkpoint changed (a make re-timed after it, now refused): the
+    /// caller tells the person, as for `MergeReport.changedOutcomes`;
+    /// `Replica.outcome(of:)` gives the new outcome.
+    public var changedOwn: [OperationID] = []
 }
 
 /// Why a checkpoint cannot be adopted.
@@ -191,6 +196,8 @@ extension Replica {
             clock = max(clock, next)
             lastLamport[id] = max(lastLamport[id] ?? 0, next)
         }
+        var ownBefore: [OperationID: Outcome<Kind.Refusal>] = [:]
+        for (op, outcome) in zip(log, outcomes) where op.id.replica == id { ownBefore[op.id] = outcome }
         checkpoint = newCheckpoint
         log = kept
         outcomes = Array(repeating: .unchanged, count: kept.count)
@@ -210,6 +217,9 @@ extension Replica {
         report.adopted = true
         let ready = takeReadyPending()
         if !ready.isEmpty { receive(ready) }
+        for (op, outcome) in zip(log, outcomes) where op.id.replica == id {
+            if let before = ownBefore[op.id], before != outcome { report.changedOwn.append(op.id) }
+        }
 
         if late.contains(id) {
             id = freshID()

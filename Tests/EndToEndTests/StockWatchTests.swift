@@ -148,8 +148,10 @@ import Testing
     }
 
     /// JC2 for certain: with the hub paused, both makes are applied where
-    /// they were made and both screens say "ready"; once the hub orders them,
-    /// the second is taken back on its replica and its person is told.
+    /// they were made (the counts drop) and both screens say "Making...",
+    /// never "ready"; once the hub orders them, one is acknowledged and
+    /// only then called ready, the other is taken back on its replica and
+    /// its person is told.
     @Test func aMakeTheTotalOrderRefusesIsTakenBackAndTold() throws {
         let hub = try HubProcess()
         let url = "\(hub.url)/stock/jc2"
@@ -165,9 +167,12 @@ import Testing
         defer { if paused { kill(pid, SIGCONT) } }
         ana.type("1")
         bo.type("1")
-        // Each replica applied its own make at once (the hub hears nothing yet).
+        // Each replica applied its own make at once (the hub hears nothing
+        // yet), and neither calls it ready before the hub's final answer.
         for screen in [ana, bo] {
-            screen.waitFor("the make shown as made") { $0.text.contains(Self.ready) && Self.count(of: "strawberry", in: $0) == 0 }
+            screen.waitFor("the make on its way") {
+                $0.text.contains("Making strawberry juice...") && !$0.text.contains(Self.ready) && Self.count(of: "strawberry", in: $0) == 0
+            }
         }
         kill(pid, SIGCONT)
         paused = false

@@ -10,8 +10,15 @@ func stock(_ counts: [Fruit: Int] = [:], made: [Juice: Int] = [:], recent: [Frui
 }
 
 func stockSnapshot(_ state: FruitStock.State, refusal: String? = nil, names: [String] = ["ana", "bo"],
-                   connection: ConnectionState = .live) -> LinkSnapshot<FruitStock> {
-    LinkSnapshot(board: state, state: connection, clients: names.count, names: names, version: 5, refusal: refusal, unacknowledged: 0)
+                   connection: ConnectionState = .live,
+                   settled: [ReplicaSession<FruitStock>.Settled] = []) -> LinkSnapshot<FruitStock> {
+    LinkSnapshot(board: state, state: connection, clients: names.count, names: names, version: 5, refusal: refusal, unacknowledged: 0,
+                 settled: settled)
+}
+
+/// The hub acknowledged `juice`'s make with this final outcome.
+func settledMake(_ juice: Juice, _ outcome: Outcome<StockRefusal>? = .applied) -> ReplicaSession<FruitStock>.Settled {
+    ReplicaSession<FruitStock>.Settled(change: .make(juice), outcome: outcome)
 }
 
 /// The juice bar's screens (docs/rules/stock.md JV1-JV5), driven without a terminal.
@@ -106,9 +113,14 @@ func stockSnapshot(_ state: FruitStock.State, refusal: String? = nil, names: [St
         let actions = watch.react(to: char("6"))
         #expect(sends(actions) == [.make(.mango)])
         #expect(actions.last == .redraw)
-        #expect(watch.model.dialog == .ready(.mango))
-        // The link applies it at once: the counts follow.
-        _ = arrive(stock([.mango: 7], made: [.mango: 1], recent: [.init(who: "ana", juice: .mango)]), after: stock(), to: &watch)
+        #expect(watch.model.dialog == .making(.mango), "on its way: not ready before the hub says so")
+        // The link applies it at once: the counts follow, still "making".
+        let made = stock([.mango: 7], made: [.mango: 1], recent: [.init(who: "ana", juice: .mango)])
+        _ = arrive(made, after: stock(), to: &watch)
+        #expect(screen(watch).contains("Making mango juice..."))
+        #expect(!screen(watch).contains("is ready"))
+        // The hub acknowledged it as made: final, so now JV2.
+        _ = watch.react(to: .snapshot(stockSnapshot(made, settled: [settledMake(.mango)]), previous: stockSnapshot(made)))
         let shown = screen(watch)
         #expect(shown.contains("Mango juice is ready. Enjoy!"))
         #expect(shown.contains("[ OK ]"))
@@ -131,6 +143,8 @@ func stockSnapshot(_ state: FruitStock.State, refusal: String? = nil, names: [St
         #expect(column(text(watch)[layout.juices[3].y], layout.juices[3].x - 1) == ">")
         _ = watch.react(to: key(.up))
         #expect(sends(watch.react(to: key(.character(" ")))) == [.make(.kiwi)])
+        #expect(screen(watch).contains("Making kiwi juice..."))
+        _ = watch.react(to: .snapshot(stockSnapshot(stock(), settled: [settledMake(.kiwi)]), previous: stockSnapshot(stock())))
         #expect(screen(watch).contains("Kiwi juice is ready. Enjoy!"))
         // While the box is up, number keys make nothing.
         #expect(sends(watch.react(to: char("2"))).isEmpty)
@@ -145,6 +159,7 @@ func stockSnapshot(_ state: FruitStock.State, refusal: String? = nil, names: [St
         var watch = controller()
         let layout = watch.layout
         #expect(sends(watch.react(to: click(layout.juices[6]))) == [.make(.mangoKiwi)])
+        _ = watch.react(to: .snapshot(stockSnapshot(stock(), settled: [settledMake(.mangoKiwi)]), previous: stockSnapshot(stock())))
         let box = layout.dialogBox(.ready(.mangoKiwi), on: .order)
         #expect(text(watch)[box.box.y + 1].contains("Mango-kiwi juice is ready. Enjoy!"))
         #expect(columns(text(watch)[box.buttons[0].y], box.buttons[0].x, 6) == "[ OK ]")
@@ -199,7 +214,7 @@ func stockSnapshot(_ state: FruitStock.State, refusal: String? = nil, names: [St
         #expect(watch.model.page == .editor)
     }
 
-    // MARK: JC2: shown as made, then taken back by the total order
+    // MARK: JC2: shown as on its way, then taken back by the total order
 
     @Test func aMakeTheTotalOrderTakesBackBecomesTheQuestion() {
         let full = stock([.strawberry: 16])
@@ -207,7 +222,8 @@ func stockSnapshot(_ state: FruitStock.State, refusal: String? = nil, names: [St
         #expect(sends(watch.react(to: char("1"))) == [.make(.strawberry)])
         let made = stock([.strawberry: 0], made: [.strawberry: 1], recent: [.init(who: "ana", juice: .strawberry)])
         _ = arrive(made, after: full, to: &watch)
-        #expect(screen(watch).contains("Strawberry juice is ready. Enjoy!"))
+        #expect(screen(watch).contains("Making strawberry juice..."))
+        #expect(!screen(watch).contains("is ready"), "never told ready before the hub's final answer")
         // Bo's make was ordered first: the replay refuses ana's and takes it back.
         let bos = stock([.strawberry: 0], made: [.strawberry: 1], recent: [.init(who: "bo", juice: .strawberry)])
         let refusal = "not enough fruit: your strawberry juice was refused: not enough fruit: strawberry 0 of 16"
@@ -226,6 +242,25 @@ func stockSnapshot(_ state: FruitStock.State, refusal: String? = nil, names: [St
         _ = later.react(to: key(.enter))
         _ = arrive(bos, refusal: refusal, after: made, to: &later)
         #expect(later.model.dialog == .notEnough(.strawberry, detail: "your strawberry juice was refused: not enough fruit: strawberry 0 of 16"))
+    }
+
+    /// The hub's final answer settles it: a make it refused (another's was
+    /// ordered first) opens JV3 with the reason, and "ready" never shows.
+    @Test func aMakeTheHubSettlesAsRefusedAsksToEditTheStock() {
+        let full = stock([.strawberry: 16])
+        var watch = controller(full)
+        _ = watch.react(to: char("1"))
+        let bos = stock([.strawberry: 0], made: [.strawberry: 1], recent: [.init(who: "bo", juice: .strawberry)])
+        let refused = StockRefusal.notEnoughFruit(.strawberry, [.init(fruit: .strawberry, have: 0, need: 16)])
+        _ = watch.react(to: .snapshot(stockSnapshot(bos, settled: [settledMake(.strawberry, .refused(refused))]), previous: stockSnapshot(full)))
+        #expect(watch.model.dialog == .notEnough(.strawberry, detail: "your strawberry juice was refused: not enough fruit: strawberry 0 of 16"))
+        #expect(!screen(watch).contains("is ready"))
+        // A settled make whose outcome is unknown here is not called ready either.
+        var unknown = controller(full)
+        _ = unknown.react(to: char("1"))
+        _ = unknown.react(to: .snapshot(stockSnapshot(full, settled: [settledMake(.strawberry, nil)]), previous: stockSnapshot(full)))
+        #expect(unknown.model.dialog == nil)
+        #expect(unknown.model.refusal == "Strawberry juice: sent; see the recent makes")
     }
 
     @Test func takenBackNamesTheRightJuice() {

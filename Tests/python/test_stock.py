@@ -633,7 +633,8 @@ def test_k8_a_non_integer_by_is_an_error_and_changes_nothing(clients, raw):
     before = ana.state
     ana.ws.send(raw)
     e = ana.until(lambda m: m["type"] in ("error", "ack", "rejected"))
-    assert e["type"] == "error" and e["message"], e
+    assert e["type"] == "error" and e["code"] == "bad_field" and e["message"], e
+    assert e.get("ref") == "x", "an error echoes the unreadable frame's ref"
     next_change_is(ana, before["version"])
 
 

@@ -67,7 +67,9 @@ class BoardRoom {
 
     /// A record of this board became durable: advance the durable state,
     /// relay operations and checkpoints to replica clients.
-    func committed(_ record: DurableRecord, core: inout HubCore, actions: inout [HubAction]) {
+    /// `afterReplies` takes what must follow the record's answers (a
+    /// checkpoint and the syncs that waited for it).
+    func committed(_ record: DurableRecord, core: inout HubCore, actions: inout [HubAction], afterReplies: inout [HubAction]) {
         preconditionFailure("BoardRoom is abstract: KindRoom commits")
     }
 

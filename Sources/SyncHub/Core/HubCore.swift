@@ -235,18 +235,27 @@ struct HubCore {
     private mutating func committed(_ records: [DurableRecord], actions: inout [HubAction]) {
         for record in records {
             counters.recordsCommitted += 1
+            guard let room = boards[record.board] else {
+                for reply in record.replies { actions.append(.send(connection: reply.connection, frame: reply.frame)) }
+                continue
+            }
+            room.recordsInFlight -= 1
+            room.operationsCommitted(record.operations)
+            // Relays of the record's operations first, then the answers,
+            // then a checkpoint: a replica client whose operation the hub
+            // re-stamped holds the hub's version when the ack arrives, so
+            // the outcome it sees then is final (docs/SEMANTICS.md §7c).
+            var afterReplies: [HubAction] = []
+            room.committed(record, core: &self, actions: &actions, afterReplies: &afterReplies)
             for reply in record.replies {
                 actions.append(.send(connection: reply.connection, frame: reply.frame))
             }
-            guard let room = boards[record.board] else { continue }
-            room.recordsInFlight -= 1
-            room.operationsCommitted(record.operations)
             if let keyed = record.keyed {
                 for waiter in room.keys.answer(keyed.key, with: keyed.answer) {
                     actions.append(.send(connection: waiter.connection, frame: keyed.answer.frame(ref: waiter.ref)))
                 }
             }
-            room.committed(record, core: &self, actions: &actions)
+            actions += afterReplies
             if room.members.isEmpty, room.emptySince == nil { room.emptySince = now }
         }
     }

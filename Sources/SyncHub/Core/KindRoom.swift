@@ -108,7 +108,8 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
         }
     }
 
-    override func committed(_ record: DurableRecord, core: inout HubCore, actions: inout [HubAction]) {
+    override func committed(_ record: DurableRecord, core: inout HubCore, actions: inout [HubAction],
+                            afterReplies: inout [HubAction]) {
         guard inFlightHead < inFlight.count else { return }
         let (operations, checkpoint, toAuthor) = inFlight[inFlightHead]
         inFlightHead += 1
@@ -137,18 +138,18 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
                 awaitingSync = []
                 for (id, frontier) in waiting {
                     guard replicaMembers.contains(id), let replica = members[id]?.replica else { continue }
-                    sendSync(to: id, replica: replica, frontier: frontier, core: &core, actions: &actions)
+                    sendSync(to: id, replica: replica, frontier: frontier, core: &core, actions: &afterReplies)
                 }
             }
             let replicas = Array(replicaMembers)
             if !replicas.isEmpty {
                 do {
-                    actions.append(.relay(frame: try HubMessage.checkpoint(checkpoint, board: address.name, version: record.version), to: replicas))
+                    afterReplies.append(.relay(frame: try HubMessage.checkpoint(checkpoint, board: address.name, version: record.version), to: replicas))
                 } catch {
                     // Never an empty or partial frame: these replicas
                     // reconnect and catch up through `sync`.
                     core.counters.encodingFailures += 1
-                    for id in replicas { actions.append(.close(connection: id, code: 1011, reason: "checkpoint could not be encoded")) }
+                    for id in replicas { afterReplies.append(.close(connection: id, code: 1011, reason: "checkpoint could not be encoded")) }
                 }
             }
         }

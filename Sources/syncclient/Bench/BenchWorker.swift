@@ -194,6 +194,8 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
             client.send(ClientMessage<SetTable>.thinFrame(intent, ref: String(ref)), on: connection)
             return true
         }
+        // A closed connection sends nothing (and must not keep `refill` looping).
+        guard peer.connection?.isOpen == true else { return false }
         let letter = Letter(index: Int.random(in: 0..<6))!
         send(.move(letter, to: Int.random(in: 1...6)), from: peer, at: now)
         return true
@@ -344,7 +346,8 @@ struct BenchFrame {
         default: kind = .other
         }
         if let at = Self.valueStart(of: "version", in: bytes) { version = Self.number(bytes, at) }
-        if let at = Self.valueStart(of: "ref", in: bytes) { ref = Int(Self.number(bytes, at + 1)) }
+        // A Set table's state frame is long and carries no ref: not scanned for one.
+        if kind != .state || readsOrder, let at = Self.valueStart(of: "ref", in: bytes) { ref = Int(Self.number(bytes, at + 1)) }
         if kind == .state, readsOrder, var at = Self.valueStart(of: "order", in: bytes) {
             while at < bytes.count, bytes[at] != UInt8(ascii: "]") {
                 let c = bytes[at]

@@ -12,6 +12,12 @@ struct BoardOptions: ParsableArguments {
     @Option(help: "Seconds to wait for the hub before giving up (exit 2).")
     var timeout: Double = 5
 
+    func validate() throws {
+        guard timeout > 0, timeout <= 86_400 else {
+            throw ValidationError("--timeout must be more than 0 and at most 86400 seconds, not \(timeout)")
+        }
+    }
+
     /// The URL and the kind its path names.
     func parsedURL() throws -> (url: WebSocketURL, kind: any WatchedKind.Type) {
         guard let parsed = WebSocketURL(url), let kind = WatchedKinds.kind(ofPath: parsed.path) else {

@@ -14,6 +14,9 @@ struct LinkSnapshot<Kind: WireKind>: Equatable, Sendable {
     var refusal: String?
     /// Own operations the hub has not acknowledged yet.
     var unacknowledged: Int
+    /// Own changes the hub acknowledged since the previous snapshot, with
+    /// their final outcomes (each reported in one snapshot only).
+    var settled: [ReplicaSession<Kind>.Settled] = []
 }
 
 /// The shell of a `ReplicaSession` on one WebSocket: connects, reconnects
@@ -105,7 +108,7 @@ final class ReplicaLink<Kind: WireKind>: ClientDelegate, @unchecked Sendable {
     private func publish() {
         snapshot = LinkSnapshot(board: session.replica.state, state: connectionState, clients: session.clients,
                                 names: session.names, version: session.version, refusal: session.refusal,
-                                unacknowledged: session.pendingCount)
+                                unacknowledged: session.pendingCount, settled: session.takeSettled())
         onChange(snapshot)
     }
 }

@@ -26,6 +26,7 @@ struct ReplicaSession<Kind: WireKind> {
     private(set) var version: UInt64 = 0
     private(set) var clients = 0
     private(set) var names: [String] = []
+    private var settled: [Settled] = []
 
     let name: String?
     private let freshID: () -> ReplicaID
@@ -193,7 +194,25 @@ struct ReplicaSession<Kind: WireKind> {
     private mutating func dropAcknowledged(upTo have: UInt64?) {
         guard let have else { return }
         let id = replica.id
+        for operation in unacknowledged where operation.id.replica == id && operation.id.seq <= have {
+            // The hub relays its version of a re-stamped operation before
+            // the answer, so the outcome here is the hub's: final (§7c).
+            settled.append(Settled(change: operation.change, outcome: replica.outcome(of: operation.id)))
+        }
         unacknowledged.removeAll { $0.id.replica == id && $0.id.seq <= have }
+    }
+
+    /// Own changes the hub acknowledged since the last `takeSettled()`,
+    /// with their final outcome (nil when a checkpoint already folded it).
+    struct Settled: Equatable, Sendable {
+        var change: Kind.Change
+        var outcome: Outcome<Kind.Refusal>?
+    }
+
+    /// The changes settled since the last call, each reported once.
+    mutating func takeSettled() -> [Settled] {
+        defer { settled = [] }
+        return settled
     }
 
     // MARK: Catching up
@@ -214,6 +233,9 @@ struct ReplicaSession<Kind: WireKind> {
             // Recorded again under this replica's new id, after the board as the hub has it.
             unacknowledged = carried.map { replica.record($0, by: name ?? "") }
             carried = []
+            // Recorded again on the board as it is now: a change that no
+            // longer fits (a make the stock no longer covers) is told.
+            noteRefused(unacknowledged.map(\.id))
         }
         dropAcknowledged(upTo: frame.have)
         synced = true
@@ -228,6 +250,7 @@ struct ReplicaSession<Kind: WireKind> {
         let idBefore = replica.id
         do {
             let report = try replica.adopt(checkpoint, freshID: freshID)
+            noteRefused(report.changedOwn)
             guard replica.id != idBefore else { return (true, []) }
             // Rebased after a compaction this replica missed: its late
             // operations were recorded again under a new id.
@@ -293,8 +316,13 @@ struct ReplicaSession<Kind: WireKind> {
     /// pick took the slot (C4), a set was taken first (SC2). The change
     /// shown at once is taken back by the replay; the person is told.
     private mutating func note(_ report: MergeReport<Kind>) {
-        for (id, outcome) in report.changedOutcomes {
-            if case let .refused(refused) = outcome, let operation = replica.log.first(where: { $0.id == id }) {
+        noteRefused(report.changedOutcomes.map(\.0))
+    }
+
+    /// Tells the person of each of `ids` (own operations) now refused.
+    private mutating func noteRefused(_ ids: [OperationID]) {
+        for id in ids {
+            if case let .refused(refused)? = replica.outcome(of: id), let operation = replica.log.last(where: { $0.id == id }) {
                 refusal = ScreenModel.refusalText(code: refused.code, message: "\(Kind.summary(of: operation.change)) was refused: \(refused.message)")
             }
         }

@@ -80,6 +80,11 @@ public enum FruitStock: BoardKind {
         public var fruit: Fruit
         public var have: Int
         public var need: Int
+        public init(fruit: Fruit, have: Int, need: Int) {
+            self.fruit = fruit
+            self.have = have
+            self.need = need
+        }
     }
 
     /// J1, J9: ten of every fruit.

@@ -7,9 +7,11 @@ typealias StockAction = ScreenAction<FruitStock.Intent>
 /// snapshots, keys, clicks and resizes in; intents to send, redraws and quit
 /// out. No I/O: tests drive it without a terminal.
 ///
-/// The link applies a make at once, so the screen says "<Juice> is ready.
-/// Enjoy!" as soon as it is sent (the replica link does not see the ack's
-/// message); if the total order takes it back (JC2), the link's refusal
+/// The link applies a make at once (the counts drop), and the screen says
+/// "Making mango juice…"; "<Juice> is ready. Enjoy!" comes only when the
+/// hub acknowledged the make with its final outcome applied (the link's
+/// `settled`), so nobody is told "ready" of a juice that is then taken
+/// back. If the total order refuses it (JC2), the counts come back and
 /// "your mango juice was refused: not enough fruit: mango 1 of 3" turns
 /// the message into JV3's question.
 struct StockController: Sendable {
@@ -72,6 +74,26 @@ struct StockController: Sendable {
             show(refusal: refusal)
         }
         justSent = false
+        for settled in snapshot.settled {
+            guard case let .make(juice) = settled.change else { continue }
+            switch settled.outcome {
+            case .applied?:
+                // JV2 only now: the hub acknowledged it as made, for good.
+                if model.dialog == .making(juice) { open(.ready(juice)) }
+            case let .refused(refusal)?:
+                // JC2: shown as on its way, refused in the hub's order.
+                let detail = FruitStock.summary(of: settled.change) + " was refused: " + refusal.message
+                model.refusal = detail
+                if model.page == .order, model.dialog != .confirmReset { open(.notEnough(juice, detail: detail)) }
+            case .unchanged?, nil:
+                // Folded into a checkpoint before its answer: the outcome
+                // is not known here; say so rather than guess.
+                if model.dialog == .making(juice) {
+                    model.dialog = nil
+                    model.refusal = "\(juice.title): sent; see the recent makes"
+                }
+            }
+        }
     }
 
     /// A refusal from the link: a make the total order took back (JC2)
@@ -143,6 +165,7 @@ struct StockController: Sendable {
             return press(dialogButton: count - 1)
         case .character("o"), .character("O"):
             if case .ready = dialog { return press(dialogButton: 0) }
+            if case .making = dialog { return press(dialogButton: 0) }
         default:
             break
         }
@@ -282,7 +305,8 @@ struct StockController: Sendable {
     }
 
     /// J3 on this replica first: a juice the stock covers is sent and shown
-    /// as ready (JV2); one it does not is not sent, and JV3 asks.
+    /// as on its way, then as ready (JV2) once the hub acknowledged it; one
+    /// it does not cover is not sent, and JV3 asks.
     mutating func make(_ juice: Juice) -> [StockAction] {
         model.refusal = nil
         let short = model.stock.shortfall(for: juice)
@@ -292,7 +316,7 @@ struct StockController: Sendable {
         }
         model.shownMade.append(juice)
         if model.shownMade.count > FruitStock.recentKept { model.shownMade.removeFirst() }
-        open(.ready(juice))
+        open(.making(juice))
         return [.send(.make(juice))]
     }
 

@@ -113,7 +113,7 @@ enum StockScreen {
     /// J7: the latest makes, newest first, as many as fit.
     private static func drawRecent(_ model: StockScreenModel, in rect: Rect, on canvas: inout Canvas) {
         guard rect.height >= 1 else { return }
-        let total = model.stock.made.values.reduce(0, +)
+        let total = model.stock.made.values.reduce(0) { $0.addingReportingOverflow($1).overflow ? Int.max : $0 + $1 }
         let recent = model.stock.recent
         let title = recent.isEmpty ? "No juice made yet" : "Recent makes (\(total) made in all)"
         canvas.write(title, x: rect.x, y: rect.y, style: .placeLabel, limit: rect.width)
@@ -154,6 +154,7 @@ enum StockScreen {
         let style: Style
         switch dialog {
         case .ready: style = .match
+        case .making: style = .plain
         case .notEnough, .confirmReset: style = .refusal
         }
         canvas.fill(box, style: .plain)
@@ -172,7 +173,7 @@ enum StockScreen {
 
     static func helpTexts(_ model: StockScreenModel) -> [String] {
         switch model.dialog {
-        case .ready?: return ["Enter or o: OK  q quit", "Enter OK"]
+        case .ready?, .making?: return ["Enter or o: OK  q quit", "Enter OK"]
         case .notEnough?: return ["y: yes, edit the stock  n or Esc: no  q quit", "y yes  n no"]
         case .confirmReset?: return ["y: yes, reset  n or Esc: no", "y yes  n no"]
         case nil: return model.page == .order ? orderHelp : editorHelp

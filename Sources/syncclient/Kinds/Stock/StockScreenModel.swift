@@ -10,6 +10,10 @@ enum StockPage: Equatable, Sendable {
 
 /// A message box over either page, answered before anything else.
 enum StockDialog: Equatable, Sendable {
+    /// The make is on its way: the counts already dropped here, but "ready"
+    /// is said only once the hub acknowledged it as made (an acknowledged
+    /// make is final, docs/SEMANTICS.md §7c), so it is never taken back.
+    case making(Juice)
     /// JV2: "<Juice> is ready. Enjoy!" with [ OK ].
     case ready(Juice)
     /// JV3: "Not enough fruit. Edit the stock?" with [ Yes ] and [ No ];
@@ -26,6 +30,7 @@ enum StockDialog: Equatable, Sendable {
     /// The lines of text the box shows, first the main one.
     var lines: [String] {
         switch self {
+        case let .making(juice): ["Making \(juice.title.lowercased())..."]
         case let .ready(juice): [Self.readyText(juice)]
         case let .notEnough(_, detail): [Self.notEnoughText, detail]
         case .confirmReset: ["Reset the stock?", "Every fruit goes back to \(FruitStock.startingCount)."]
@@ -35,7 +40,7 @@ enum StockDialog: Equatable, Sendable {
     /// The buttons, left to right.
     var buttons: [String] {
         switch self {
-        case .ready: [Self.okTitle]
+        case .making, .ready: [Self.okTitle]
         case .notEnough, .confirmReset: [Self.yesTitle, Self.noTitle]
         }
     }
