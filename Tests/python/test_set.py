@@ -6,93 +6,18 @@ Each test is named after the rule it checks. Cards and sets are judged by
 set_rules.py, an independent reading of S1/S2, never by the hub's own code.
 Every wait is on a condition (a frame arriving), never a fixed sleep.
 """
-import itertools, json, signal, threading, time
+import json, signal
 import pytest
-from websockets.sync.client import connect
+from kind_client import KindClient, clients_fixture, race, run_threads
 import set_rules as R
 
-TIMEOUT = 10
 
+class Client(KindClient):
+    """One thin client on a Set board (kind_client.KindClient) with the
+    Set's own intents."""
 
-def set_url(hub, board):
-    return f"ws://127.0.0.1:{hub.port}/set/{board}"
-
-
-class Client:
-    """One thin client on a Set board: reads frames, remembering the newest
-    state this connection has seen, and matches answers by ref."""
-
-    _refs = itertools.count(1)      # next() is atomic: safe from the race threads
-
-    def __init__(self, hub, board, name=None):
-        self.ws = connect(set_url(hub, board)).__enter__()
-        self.frames = []
-        self.errors = []
-        first = self.recv()
-        assert first["type"] == "state", first          # K4: state comes first
-        self.first = first
-        if name:
-            self.join(name)
-
-    # -- reading --
-    def recv(self, timeout=TIMEOUT):
-        m = json.loads(self.ws.recv(timeout=timeout))
-        self.frames.append(m)
-        if m["type"] == "state":
-            if hasattr(self, "state"):
-                # K5 as one connection sees it: states never go back.
-                assert m["version"] >= self.state["version"], (self.state, m)
-            self.state = m
-        elif m["type"] == "error":
-            self.errors.append(m)
-        return m
-
-    def until(self, predicate, timeout=TIMEOUT):
-        deadline = time.monotonic() + timeout
-        while True:
-            m = self.recv(max(0.05, deadline - time.monotonic()))
-            if predicate(m):
-                return m
-
-    def state_at(self, version):
-        """The first state at or after `version` (perhaps one already read)."""
-        if self.state["version"] >= version:
-            return self.state
-        return self.until(lambda m: m["type"] == "state" and m["version"] >= version)
-
-    def wait_state(self, predicate):
-        if predicate(self.state):
-            return self.state
-        return self.until(lambda m: m["type"] == "state" and predicate(m))
-
-    # -- sending --
-    def send(self, frame):
-        """Sends an intent with a fresh ref; returns the ref."""
-        ref = f"r{next(Client._refs)}"
-        self.ws.send(json.dumps({**frame, "ref": ref}))
-        return ref
-
-    def answer(self, ref):
-        return self.until(lambda m: m.get("ref") == ref and m["type"] in ("ack", "rejected", "error"))
-
-    def ask(self, frame):
-        return self.answer(self.send(frame))
-
-    def ok(self, frame):
-        """Sends an intent that must be acked; returns the state at its version."""
-        a = self.ask(frame)
-        assert a["type"] == "ack", (frame, a)
-        return self.state_at(a["version"])
-
-    def refused(self, frame, code):
-        a = self.ask(frame)
-        assert a["type"] == "rejected" and a["code"] == code and a["message"], (frame, a)
-        return a
-
-    def join(self, name):
-        a = self.ask({"type": "join", "name": name})
-        assert a["type"] == "ack", a
-        return a
+    kind = "set"
+    timeout = 10
 
     def choose(self, card):
         return self.ok({"type": "choose", "card": card})
@@ -110,25 +35,8 @@ class Client:
             state = self.choose(card)
         return state
 
-    def close(self):
-        self.ws.close()
 
-
-@pytest.fixture
-def clients(hub):
-    opened = []
-
-    def make(board, name=None, on=None):
-        c = Client(on or hub, board, name)
-        opened.append(c)
-        return c
-
-    yield make
-    for c in opened:
-        try:
-            c.close()
-        except Exception:
-            pass
+clients = clients_fixture(Client)
 
 
 def table_cards(state):
@@ -632,24 +540,6 @@ def two_sets_sharing_one_card(table):
     return None
 
 
-def race(frames):
-    """Sends each (client, frame) as close together as threads allow;
-    returns the refs in the same order."""
-    barrier = threading.Barrier(len(frames))
-    refs = [None] * len(frames)
-
-    def go(i, client, frame):
-        barrier.wait()
-        refs[i] = client.send(frame)
-
-    threads = [threading.Thread(target=go, args=(i, c, f)) for i, (c, f) in enumerate(frames)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return refs
-
-
 @pytest.mark.parametrize("variant", ["shared_card_last", "shared_card_first"])
 @pytest.mark.parametrize("attempt", range(3))
 def test_sc2_two_sets_sharing_a_card_only_one_scores(clients, variant, attempt):
@@ -751,23 +641,14 @@ def test_sc4_new_game_racing_with_play_ends_equal_everywhere(clients):
         frames += [(ana, {"type": "choose", "card": c}) for c in sets[0]]
     frames += [(bo, {"type": "choose", "card": c}) for c in old_table[6:9]] + [(bo, {"type": "deal"})]
     sent = {ana: [], bo: [], cy: []}
-    barrier = threading.Barrier(3)
 
     def player(c, mine):
-        barrier.wait()
-        for f in mine:
-            sent[c].append(c.send(f))
+        return lambda: sent[c].extend(c.send(f) for f in mine)
 
     def starter():
-        barrier.wait()
         sent[cy].append(cy.send({"type": "new_game", "seed": 141}))
 
-    threads = [threading.Thread(target=player, args=(c, [f for w, f in frames if w is c])) for c in (ana, bo)]
-    threads.append(threading.Thread(target=starter))
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_threads([player(c, [f for w, f in frames if w is c]) for c in (ana, bo)] + [starter])
     answers = {c: [c.answer(r) for r in refs] for c, refs in sent.items()}
     for c, got in answers.items():
         for a in got:

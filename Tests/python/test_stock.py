@@ -8,10 +8,10 @@ never by the hub's own code. Every state frame any client reads is checked
 (bounds, can_make, made/recent shape) as it arrives. Every wait is on a
 condition (a frame arriving), never a fixed sleep.
 """
-import collections, itertools, json, random, re, signal, subprocess, threading, time
+import collections, json, random, re, signal, subprocess
 import pytest
-from websockets.sync.client import connect
 from hubprocess import BIN
+from kind_client import KindClient, clients_fixture, race, run_threads
 import stock_rules as R
 
 TIMEOUT = 20
@@ -24,10 +24,6 @@ EXAMPLE_CAN_MAKE = {"strawberry": 0, "banana": 4, "kiwi": 3, "pineapple": 5,
                     "strawberry_banana": 1, "mango": 2, "mango_kiwi": 4}
 FRESH_CAN_MAKE = {"strawberry": 0, "banana": 5, "kiwi": 3, "pineapple": 5,
                   "strawberry_banana": 1, "mango": 3, "mango_kiwi": 5}
-
-
-def stock_url(hub, board):
-    return f"ws://127.0.0.1:{hub.port}/stock/{board}"
 
 
 def check_state(state):
@@ -47,94 +43,24 @@ def check_state(state):
     assert collections.Counter(r["juice"] for r in recent) <= collections.Counter(made), (made, recent)
 
 
-class Client:
-    """One thin client on a stock board: reads frames, checks every state
-    (check_state), remembers them all, and matches answers by ref."""
+class Client(KindClient):
+    """One thin client on a stock board (kind_client.KindClient) that checks
+    every state (check_state) as it arrives, with the stock's own intents."""
 
-    _refs = itertools.count(1)      # next() is atomic: safe from the race threads
+    kind = "stock"
+    timeout = TIMEOUT
+    # max_queue=None: a client that stops reading (a race over, the test
+    # closing) never stalls its socket, so its close handshake completes.
+    connect_options = {"open_timeout": TIMEOUT, "max_queue": None}
 
-    def __init__(self, hub, board, name=None):
-        # max_queue=None: a client that stops reading (a race over, the test
-        # closing) never stalls its socket, so its close handshake completes.
-        self.ws = connect(stock_url(hub, board), open_timeout=TIMEOUT, max_queue=None).__enter__()
-        self.frames = []
-        self.states = []
-        first = self.recv()
-        assert first["type"] == "state", first          # K4: state comes first
-        self.first = first
-        self.name = name
-        if name:
-            self.join(name)
-
-    # -- reading --
-    def recv(self, timeout=TIMEOUT):
-        m = json.loads(self.ws.recv(timeout=timeout))
-        self.frames.append(m)
-        if m["type"] == "state":
-            check_state(m)
-            if self.states:
-                # K5 as one connection sees it: states never go back.
-                assert m["version"] >= self.state["version"], (self.state, m)
-            self.states.append(m)
-        return m
-
-    @property
-    def state(self):
-        return self.states[-1]
-
-    def until(self, predicate, timeout=TIMEOUT):
-        deadline = time.monotonic() + timeout
-        while True:
-            m = self.recv(max(0.05, deadline - time.monotonic()))
-            if predicate(m):
-                return m
-
-    def state_at(self, version):
-        """The first state at or after `version` (perhaps one already read)."""
-        if self.state["version"] >= version:
-            return self.state
-        return self.until(lambda m: m["type"] == "state" and m["version"] >= version)
-
-    def wait_state(self, predicate):
-        if predicate(self.state):
-            return self.state
-        return self.until(lambda m: m["type"] == "state" and predicate(m))
-
-    # -- sending --
-    def send(self, frame):
-        """Sends an intent with a fresh ref; returns the ref."""
-        ref = f"r{next(Client._refs)}"
-        self.ws.send(json.dumps({**frame, "ref": ref}))
-        return ref
-
-    def answer(self, ref):
-        return self.until(lambda m: m.get("ref") == ref and m["type"] in ("ack", "rejected", "error"))
-
-    def ask(self, frame):
-        return self.answer(self.send(frame))
-
-    def ok(self, frame):
-        """Sends an intent that must be acked; returns the state at its version."""
-        a = self.ask(frame)
-        assert a["type"] == "ack", (frame, a)
-        return self.state_at(a["version"])
-
-    def refused(self, frame, code):
-        a = self.ask(frame)
-        assert a["type"] == "rejected" and a["code"] == code and a["message"], (frame, a)
-        return a
+    def check(self, state):
+        check_state(state)
 
     def error(self, frame, code):
         """A frame the hub cannot use: answered `error` (K8 errors carry no ref)."""
         ref = self.send(frame)
         a = self.until(lambda m: m["type"] == "error" or (m.get("ref") == ref and m["type"] in ("ack", "rejected")))
         assert a["type"] == "error" and a["code"] == code and a["message"], (frame, a)
-        return a
-
-    def join(self, name):
-        a = self.ask({"type": "join", "name": name})
-        assert a["type"] == "ack", a
-        self.name = name
         return a
 
     def make(self, juice):
@@ -147,60 +73,8 @@ class Client:
         """set_stock from the count this connection last saw."""
         return self.ok({"type": "set_stock", "fruit": fruit, "to": to, "from": self.state["stock"][fruit]})
 
-    def close(self):
-        self.ws.close()
 
-
-@pytest.fixture
-def clients(hub):
-    opened = []
-
-    def make(board, name=None, on=None):
-        c = Client(on or hub, board, name)
-        opened.append(c)
-        return c
-
-    yield make
-    for c in opened:
-        try:
-            c.close()
-        except Exception:
-            pass
-
-
-def run_threads(jobs):
-    """Runs each job in its own thread, released together by a barrier;
-    re-raises the first exception any of them raised."""
-    barrier = threading.Barrier(len(jobs))
-    failures = []
-
-    def wrap(job):
-        try:
-            barrier.wait()
-            job()
-        except BaseException as e:          # noqa: BLE001 - handed to the main thread
-            failures.append(e)
-            barrier.abort()
-
-    threads = [threading.Thread(target=wrap, args=(j,)) for j in jobs]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if failures:
-        raise failures[0]
-
-
-def race(frames):
-    """Sends each (client, frame) as close together as threads allow;
-    returns the refs in the same order."""
-    refs = [None] * len(frames)
-
-    def sender(i, client, frame):
-        return lambda: refs.__setitem__(i, client.send(frame))
-
-    run_threads([sender(i, c, f) for i, (c, f) in enumerate(frames)])
-    return refs
+clients = clients_fixture(Client)
 
 
 def short_entries(message):
@@ -884,7 +758,7 @@ def needs_stock_urls(out):
 
 
 def test_k3_syncclient_send_and_state_on_a_stock_board(hub):
-    url = stock_url(hub, "cli")
+    url = Client.url(hub, "cli")
     out = syncclient("send", url, '{"type":"make","juice":"mango"}')
     needs_stock_urls(out)
     assert out.returncode == 0, (out.returncode, out.stdout, out.stderr)

@@ -4,12 +4,7 @@
 'use strict';
 
 (() => {
-  const NAME_RE = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;    // K1
   const CARD_RE = /^[123][DSO][FTO][RGP]$/;                  // S1
-  const PENDING_TIMEOUT_MS = 15000;   // an intent never answered is dropped (it is keyed: a late
-                                      // resend could still not apply it twice)
-  const BACKOFF_BASE_MS = 500, BACKOFF_MAX_MS = 15000;
-  const PLAYER_KEY = 'synchub.playerName';
   const MIN_CARD_W = 60;              // below this the table scrolls (SV1)
   const MATCH_SHOW_MS = 1100;         // how long a match stays visible while it leaves (SV3)
 
@@ -54,50 +49,29 @@
     return `<svg xmlns="${SVG_NS}" viewBox="0 0 200 300" preserveAspectRatio="xMidYMid meet" aria-hidden="true" focusable="false">${shapes}</svg>`;
   }
 
-  // ------------------------------------------------------------------ routing
-  function tableFromPath() {
-    const m = location.pathname.match(/^\/set\/([^/]*)\/?$/);
-    if (!m) return { name: null, bad: location.pathname };
-    let name;
-    try { name = decodeURIComponent(m[1]); } catch (_) { return { name: null, bad: m[1] }; }
-    return NAME_RE.test(name) ? { name, bad: null } : { name: null, bad: name };
-  }
-
   // ------------------------------------------------------------------ player name (K10)
-  const validPlayer = (n) => typeof n === 'string' && n.length >= 1 && n.length <= 32 && !/[\r\n]/.test(n);
+  const { validPlayer } = SyncLink;
   let player = null;
-  function loadPlayer() {
-    const fromURL = new URLSearchParams(location.search).get('name');
-    if (fromURL !== null && validPlayer(fromURL.trim())) { savePlayer(fromURL.trim()); return; }
-    try {
-      const n = localStorage.getItem(PLAYER_KEY);
-      if (validPlayer(n)) player = n;
-    } catch (_) { /* private mode */ }
-  }
-  function savePlayer(n) {
-    player = n;
-    try { localStorage.setItem(PLAYER_KEY, n); } catch (_) { /* private mode: this tab only */ }
-  }
+  function savePlayer(n) { player = SyncLink.savePlayer(n); }
 
-  // ------------------------------------------------------------------ model
-  const model = {
-    confirmed: null,  // newest `state` (by version)
-    pending: [],      // own keyed intents: {ref, key, op, sentAt, ackedVersion}
-  };
-  let refSeq = 0;
-  const refPrefix = Math.random().toString(36).slice(2, 8);
-  const nextRef = () => `${refPrefix}-${++refSeq}`;
-  // Idempotency keys (K6): every intent that might be resent carries one.
-  const keyPrefix = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 12)}`;
-
-  function prunePending() {
-    const v = model.confirmed ? model.confirmed.version : -1;
-    const now = Date.now();
-    model.pending = model.pending.filter((p) => {
-      if (p.ackedVersion !== null) return p.ackedVersion > v;
-      return !(p.sentAt !== null && now - p.sentAt > PENDING_TIMEOUT_MS);
-    });
-  }
+  // ------------------------------------------------------------------ link (link.js)
+  let tableName = null;
+  const link = SyncLink.create({
+    path: 'set',
+    player: () => player,
+    validState,
+    frame: (p) => {
+      const frame = { type: p.op.type, ref: p.ref, key: p.key };
+      if (p.op.card !== undefined) frame.card = p.op.card;
+      return frame;
+    },
+    onState,
+    onAck: () => render(),
+    onRejected,
+    onOther,
+    render: () => render(),
+  });
+  const model = link.model;
 
   // The viewer's pick as shown: the confirmed pick with own unanswered
   // chooses applied by the local mirror of S4/S5 (optimistic display only;
@@ -121,85 +95,15 @@
     return pick;
   }
 
-  // ------------------------------------------------------------------ connection
-  let tableName = null;
-  let ws = null, live = false, everLive = false, attempt = 0, retryTimer = null;
-
-  function wsURL() {
-    const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
-    return `${scheme}://${location.host}/set/${encodeURIComponent(tableName)}`;
-  }
-
-  function setConn(state, detail) {
-    body.dataset.conn = state;
-    $('conn').dataset.conn = state;
-    $('conn-text').textContent = detail ? `${state} ${detail}` : state;
-  }
-
-  function connect() {
-    clearTimeout(retryTimer);
-    retryTimer = null;
-    live = false;
-    setConn(everLive ? 'reconnecting' : 'connecting');
-    let sock;
-    try { sock = new WebSocket(wsURL()); } catch (_) { scheduleReconnect(); return; }
-    ws = sock;
-    sock.onmessage = (ev) => { if (ws === sock) onFrame(ev.data); };
-    sock.onclose = () => {
-      if (ws !== sock) return;
-      ws = null;
-      live = false;
-      scheduleReconnect();
-    };
-    sock.onerror = () => { /* a close event follows */ };
-  }
-
-  function scheduleReconnect() {
-    // Exponential backoff with jitter: base*2^n capped, then a random 50-100%.
-    const cap = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** attempt);
-    const delay = Math.round(cap / 2 + Math.random() * cap / 2);
-    attempt = Math.min(attempt + 1, 16);
-    setConn(everLive ? 'reconnecting' : 'connecting', `(retry in ${Math.ceil(delay / 1000)}s)`);
-    clearTimeout(retryTimer);
-    retryTimer = setTimeout(connect, delay);
-  }
-  function reconnectNow() { if (ws === null && retryTimer !== null) connect(); }
-
-  function send(obj) {
-    if (ws && live && ws.readyState === WebSocket.OPEN) { ws.send(JSON.stringify(obj)); return true; }
-    return false;
-  }
-
-  let joinRef = null;
-  function sendJoin() {
-    if (!player) return;
-    joinRef = `join-${nextRef()}`;
-    send({ type: 'join', name: player, ref: joinRef });
-  }
-
-  function sendPending(p) {
-    const frame = { type: p.op.type, ref: p.ref, key: p.key };
-    if (p.op.card !== undefined) frame.card = p.op.card;
-    if (send(frame)) p.sentAt = Date.now();
-  }
-
+  // ------------------------------------------------------------------ frames
   function intent(op) {
     setMessage('');
-    const ref = nextRef();
-    const p = { ref, key: `${keyPrefix}-${ref}`, op, sentAt: null, ackedVersion: null };
-    model.pending.push(p);
-    sendPending(p);
+    link.intent(op);
     render();
   }
 
-  function onFrame(data) {
-    let msg;
-    try { msg = JSON.parse(data); } catch (_) { return; }
-    if (!msg || typeof msg !== 'object') return;
+  function onOther(msg) {
     switch (msg.type) {
-      case 'state': onState(msg); break;
-      case 'ack': onAck(msg); break;
-      case 'rejected': onRejected(msg); break;
       case 'error': setMessage(wordsIn(msg.message || msg.code || 'error from the hub'), msg.code || 'error'); break;
       case 'notice': announce(wordsIn(msg.message || msg.code || '')); break;
       default: break;   // forward compatible
@@ -212,25 +116,8 @@
       && typeof msg.deck === 'number' && msg.players && typeof msg.players === 'object';
   }
 
-  function onState(msg) {
-    if (!validState(msg)) return;
-    const first = !live;
-    const prev = model.confirmed;
-    if (!first && prev && msg.version < prev.version) return;   // never go back
-    model.confirmed = msg;
-    if (first) {
-      // A new connection's first state is the baseline. Say who we are, then
-      // resend unanswered intents with their keys (K6): one the hub already
-      // applied is answered again and not applied twice.
-      live = true;
-      everLive = true;
-      attempt = 0;
-      setConn('live');
-      sendJoin();
-      model.pending = model.pending.filter((p) => p.ackedVersion === null);
-      for (const p of model.pending) { p.sentAt = null; sendPending(p); }
-    }
-    prunePending();
+  // A newer state (link.js took it as the baseline or the next version).
+  function onState(msg, prev) {
     const changedLast = prev && msg.version !== prev.version && lastId(msg) !== lastId(prev);
     render();
     if (changedLast && msg.last) showLast(prev, msg);
@@ -238,20 +125,10 @@
 
   const lastId = (s) => (s && s.last ? `${s.game}:${s.last.player}:${s.last.result}:${(s.last.cards || []).join(',')}` : `${s ? s.game : ''}:none`);
 
-  function onAck(msg) {
-    if (msg.ref === joinRef) return;
-    const p = model.pending.find((x) => x.ref === msg.ref);
-    if (!p) return;
-    p.ackedVersion = typeof msg.version === 'number' ? msg.version : (model.confirmed ? model.confirmed.version : 0);
-    prunePending();
-    render();
-  }
-
   function onRejected(msg) {
     // SV5: a refusal reaches only the person whose intent it was (the hub
-    // answers only the sender); shown in the aria-live message region.
-    const i = model.pending.findIndex((x) => x.ref === msg.ref);
-    if (i >= 0) model.pending.splice(i, 1);
+    // answers only the sender; link.js dropped it from pending); shown in the
+    // aria-live message region.
     setMessage(wordsIn(msg.message || msg.code || 'refused'), msg.code || 'rejected');
     render();
   }
@@ -533,18 +410,16 @@
       }
       const changed = n !== player;
       savePlayer(n);
-      if (changed) sendJoin();
+      if (changed) link.sendJoin();
       render();
     });
     $('name-dialog').addEventListener('cancel', (e) => { if (!player) e.preventDefault(); });
     new ResizeObserver(() => layout()).observe($('table-wrap'));
-    window.addEventListener('online', reconnectNow);
-    document.addEventListener('visibilitychange', () => { if (!document.hidden) reconnectNow(); });
   }
 
   // ------------------------------------------------------------------ start
   function start() {
-    const { name, bad } = tableFromPath();
+    const { name, bad } = SyncLink.nameFromPath('set');
     if (!name) {
       body.dataset.page = 'bad';
       $('bad').hidden = false;
@@ -552,7 +427,7 @@
       return;
     }
     tableName = name;
-    loadPlayer();
+    player = SyncLink.loadPlayer();
     body.dataset.page = 'set';
     body.dataset.board = name;
     $('app').hidden = false;
@@ -560,21 +435,16 @@
     $('board-name').setAttribute('aria-label', `Set table ${name}`);
     setupControls();
     render();
-    setInterval(() => {
-      const before = model.pending.length;
-      prunePending();
-      if (model.pending.length !== before) render();
-    }, 1000);
     // Inspection/test hook (Tests/browser/test_set.py); not a protocol.
     window.synchubSet = Object.freeze({
-      feed: (text) => onFrame(typeof text === 'string' ? text : JSON.stringify(text)),
+      feed: link.feed,
       snapshot: () => JSON.parse(JSON.stringify({
-        board: tableName, player, live, confirmed: model.confirmed,
+        board: tableName, player, live: link.live, confirmed: model.confirmed,
         pending: model.pending.map((p) => ({ ref: p.ref, key: p.key, op: p.op, acked: p.ackedVersion })),
         pick: shownPick().picked,
       })),
     });
-    connect();
+    link.start(name);
     if (!player) askName();
   }
 

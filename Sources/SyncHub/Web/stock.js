@@ -5,11 +5,6 @@
 'use strict';
 
 (() => {
-  const NAME_RE = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;    // K1
-  const PENDING_TIMEOUT_MS = 15000;   // an intent never answered is dropped (it is keyed: a late
-                                      // resend could still not apply it twice)
-  const BACKOFF_BASE_MS = 500, BACKOFF_MAX_MS = 15000;
-  const PLAYER_KEY = 'synchub.playerName';
   const MIN_COUNT = 0, MAX_COUNT = 999;                      // J1
 
   // J1, J2: the fruits and the menu, in the order they are shown.
@@ -30,50 +25,25 @@
   const $ = (id) => document.getElementById(id);
   const body = document.body;
 
-  // ------------------------------------------------------------------ routing
-  function boardFromPath() {
-    const m = location.pathname.match(/^\/stock\/([^/]*)\/?$/);
-    if (!m) return { name: null, bad: location.pathname };
-    let name;
-    try { name = decodeURIComponent(m[1]); } catch (_) { return { name: null, bad: m[1] }; }
-    return NAME_RE.test(name) ? { name, bad: null } : { name: null, bad: name };
-  }
-
   // ------------------------------------------------------------------ player name (K10)
-  const validPlayer = (n) => typeof n === 'string' && n.length >= 1 && n.length <= 32 && !/[\r\n]/.test(n);
+  const { validPlayer } = SyncLink;
   let player = null;
-  function loadPlayer() {
-    const fromURL = new URLSearchParams(location.search).get('name');
-    if (fromURL !== null && validPlayer(fromURL.trim())) { savePlayer(fromURL.trim()); return; }
-    try {
-      const n = localStorage.getItem(PLAYER_KEY);
-      if (validPlayer(n)) player = n;
-    } catch (_) { /* private mode */ }
-  }
-  function savePlayer(n) {
-    player = n;
-    try { localStorage.setItem(PLAYER_KEY, n); } catch (_) { /* private mode: this tab only */ }
-  }
+  function savePlayer(n) { player = SyncLink.savePlayer(n); }
 
-  // ------------------------------------------------------------------ model
-  const model = {
-    confirmed: null,  // newest `state` (by version)
-    pending: [],      // own keyed intents: {ref, key, op, sentAt, ackedVersion}
-  };
-  let refSeq = 0;
-  const refPrefix = Math.random().toString(36).slice(2, 8);
-  const nextRef = () => `${refPrefix}-${++refSeq}`;
-  // Idempotency keys (K6): every intent that might be resent carries one.
-  const keyPrefix = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 12)}`;
-
-  function prunePending() {
-    const v = model.confirmed ? model.confirmed.version : -1;
-    const now = Date.now();
-    model.pending = model.pending.filter((p) => {
-      if (p.ackedVersion !== null) return p.ackedVersion > v;
-      return !(p.sentAt !== null && now - p.sentAt > PENDING_TIMEOUT_MS);
-    });
-  }
+  // ------------------------------------------------------------------ link (link.js)
+  let boardName = null;
+  const link = SyncLink.create({
+    path: 'stock',
+    player: () => player,
+    validState,
+    onState: () => render(),
+    onAck,
+    onRejected,
+    onOther,
+    onClose: () => render(),
+    render: () => render(),
+  });
+  const model = link.model;
 
   const confirmedCount = (fruit) => {
     const s = model.confirmed;
@@ -103,123 +73,30 @@
     return { counts: out, busy };
   }
 
-  // ------------------------------------------------------------------ connection
-  let boardName = null;
-  let ws = null, live = false, everLive = false, attempt = 0, retryTimer = null;
-
-  function wsURL() {
-    const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
-    return `${scheme}://${location.host}/stock/${encodeURIComponent(boardName)}`;
-  }
-
-  function setConn(state, detail) {
-    body.dataset.conn = state;
-    $('conn').dataset.conn = state;
-    $('conn-text').textContent = detail ? `${state} ${detail}` : state;
-  }
-
-  function connect() {
-    clearTimeout(retryTimer);
-    retryTimer = null;
-    live = false;
-    setConn(everLive ? 'reconnecting' : 'connecting');
-    let sock;
-    try { sock = new WebSocket(wsURL()); } catch (_) { scheduleReconnect(); return; }
-    ws = sock;
-    sock.onmessage = (ev) => { if (ws === sock) onFrame(ev.data); };
-    sock.onclose = () => {
-      if (ws !== sock) return;
-      ws = null;
-      live = false;
-      scheduleReconnect();
-      render();
-    };
-    sock.onerror = () => { /* a close event follows */ };
-  }
-
-  function scheduleReconnect() {
-    // Exponential backoff with jitter: base*2^n capped, then a random 50-100%.
-    const cap = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** attempt);
-    const delay = Math.round(cap / 2 + Math.random() * cap / 2);
-    attempt = Math.min(attempt + 1, 16);
-    setConn(everLive ? 'reconnecting' : 'connecting', `(retry in ${Math.ceil(delay / 1000)}s)`);
-    clearTimeout(retryTimer);
-    retryTimer = setTimeout(connect, delay);
-  }
-  function reconnectNow() { if (ws === null && retryTimer !== null) connect(); }
-
-  function send(obj) {
-    if (ws && live && ws.readyState === WebSocket.OPEN) { ws.send(JSON.stringify(obj)); return true; }
-    return false;
-  }
-
-  let joinRef = null;
-  function sendJoin() {
-    if (!player) return;
-    joinRef = `join-${nextRef()}`;
-    send({ type: 'join', name: player, ref: joinRef });
-  }
-
-  function sendPending(p) {
-    if (send({ ...p.op, ref: p.ref, key: p.key })) p.sentAt = Date.now();
-  }
-
+  // ------------------------------------------------------------------ frames
   function intent(op) {
     if (!player) { askName(); return false; }
     setMessage('');
-    const ref = nextRef();
-    const p = { ref, key: `${keyPrefix}-${ref}`, op, sentAt: null, ackedVersion: null };
-    model.pending.push(p);
-    sendPending(p);
+    link.intent(op);
     render();
     return true;
   }
 
-  function onFrame(data) {
-    let msg;
-    try { msg = JSON.parse(data); } catch (_) { return; }
-    if (!msg || typeof msg !== 'object') return;
+  function onOther(msg) {
     switch (msg.type) {
-      case 'state': onState(msg); break;
-      case 'ack': onAck(msg); break;
-      case 'rejected': onRejected(msg); break;
       case 'error': setMessage(msg.message || msg.code || 'error from the hub', msg.code || 'error'); break;
       case 'notice': setMessage(msg.message || msg.code || '', msg.code || 'notice'); break;
       default: break;   // forward compatible
     }
   }
 
-  const validState = (msg) => typeof msg.version === 'number' && msg.stock && typeof msg.stock === 'object'
+  function validState(msg) {
+    return typeof msg.version === 'number' && msg.stock && typeof msg.stock === 'object'
     && FRUITS.every((f) => typeof msg.stock[f] === 'number');
-
-  function onState(msg) {
-    if (!validState(msg)) return;
-    const first = !live;
-    const prev = model.confirmed;
-    if (!first && prev && msg.version < prev.version) return;   // never go back
-    model.confirmed = msg;
-    if (first) {
-      // A new connection's first state is the baseline. Say who we are, then
-      // resend unanswered intents with their keys (K6): one the hub already
-      // applied is answered again (with its first answer) and not applied twice.
-      live = true;
-      everLive = true;
-      attempt = 0;
-      setConn('live');
-      sendJoin();
-      model.pending = model.pending.filter((p) => p.ackedVersion === null);
-      for (const p of model.pending) { p.sentAt = null; sendPending(p); }
-    }
-    prunePending();
-    render();
   }
 
-  function onAck(msg) {
-    if (msg.ref === joinRef) return;
-    const p = model.pending.find((x) => x.ref === msg.ref);
-    if (!p) return;
-    p.ackedVersion = typeof msg.version === 'number' ? msg.version : (model.confirmed ? model.confirmed.version : 0);
-    prunePending();
+  // An own intent acked (link.js recorded its version and pruned).
+  function onAck(p, msg) {
     render();
     if (p.op.type === 'make') {
       // JV2: the ack's own words ("Mango-kiwi juice is ready. Enjoy!").
@@ -228,11 +105,9 @@
     }
   }
 
-  function onRejected(msg) {
-    // A refusal reaches only the person whose intent it was (K7).
-    const i = model.pending.findIndex((x) => x.ref === msg.ref);
-    const p = i >= 0 ? model.pending[i] : null;
-    if (i >= 0) model.pending.splice(i, 1);
+  function onRejected(msg, p) {
+    // A refusal reaches only the person whose intent it was (K7); link.js
+    // dropped it from pending.
     if (msg.code === 'not_enough_fruit') {
       showShort(msg.message || 'not enough fruit', p && p.op.type === 'make' ? p.op.juice : null);
       // Also in the live region, so it is heard even if the dialog is not.
@@ -558,17 +433,15 @@
       }
       const changed = n !== player;
       savePlayer(n);
-      if (changed) sendJoin();
+      if (changed) link.sendJoin();
       render();
     });
     $('name-dialog').addEventListener('cancel', (e) => { if (!player) e.preventDefault(); });
-    window.addEventListener('online', reconnectNow);
-    document.addEventListener('visibilitychange', () => { if (!document.hidden) reconnectNow(); });
   }
 
   // ------------------------------------------------------------------ start
   function start() {
-    const { name, bad } = boardFromPath();
+    const { name, bad } = SyncLink.nameFromPath('stock');
     if (!name) {
       body.dataset.page = 'bad';
       $('bad').hidden = false;
@@ -576,7 +449,7 @@
       return;
     }
     boardName = name;
-    loadPlayer();
+    player = SyncLink.loadPlayer();
     body.dataset.page = 'stock';
     body.dataset.board = name;
     $('app').hidden = false;
@@ -585,21 +458,16 @@
     build();
     setupControls();
     render();
-    setInterval(() => {
-      const before = model.pending.length;
-      prunePending();
-      if (model.pending.length !== before) render();
-    }, 1000);
     // Inspection/test hook (Tests/browser/test_stock_page.py); not a protocol.
     window.synchubStock = Object.freeze({
-      feed: (text) => onFrame(typeof text === 'string' ? text : JSON.stringify(text)),
+      feed: link.feed,
       snapshot: () => JSON.parse(JSON.stringify({
-        board: boardName, player, live, confirmed: model.confirmed, screen: body.dataset.screen,
+        board: boardName, player, live: link.live, confirmed: model.confirmed, screen: body.dataset.screen,
         pending: model.pending.map((p) => ({ ref: p.ref, key: p.key, op: p.op, acked: p.ackedVersion })),
         shown: shownStock().counts,
       })),
     });
-    connect();
+    link.start(name);
     if (!player) askName();
   }
 

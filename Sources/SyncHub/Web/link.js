@@ -1,0 +1,222 @@
+// SyncHub link — the connection code shared by the Set table (set.js) and the
+// juice bar (stock.js): reconnect with backoff and jitter, `join` on every
+// connect, refs, idempotency keys (K6), pending intents and their resend after
+// a reconnect, and the connection status. Also the page-name routing and the
+// player name (K10). Loaded by set.html and stock.html before their own
+// script; defines the global `SyncLink`. No framework, no build step.
+'use strict';
+
+(() => {
+  const NAME_RE = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;    // K1
+  const PENDING_TIMEOUT_MS = 15000;   // an intent never answered is dropped (it is keyed: a late
+                                      // resend could still not apply it twice)
+  const BACKOFF_BASE_MS = 500, BACKOFF_MAX_MS = 15000;
+  const PLAYER_KEY = 'synchub.playerName';
+
+  const $ = (id) => document.getElementById(id);
+
+  // ------------------------------------------------------------------ routing
+  // `/<kind>/NAME` → {name, bad}: the decoded name if it is valid (K1).
+  function nameFromPath(kind) {
+    const m = location.pathname.match(new RegExp(`^/${kind}/([^/]*)/?$`));
+    if (!m) return { name: null, bad: location.pathname };
+    let name;
+    try { name = decodeURIComponent(m[1]); } catch (_) { return { name: null, bad: m[1] }; }
+    return NAME_RE.test(name) ? { name, bad: null } : { name: null, bad: name };
+  }
+
+  // ------------------------------------------------------------------ player name (K10)
+  const validPlayer = (n) => typeof n === 'string' && n.length >= 1 && n.length <= 32 && !/[\r\n]/.test(n);
+  // The name to use at start: ?name=... (then remembered), else the remembered one, else null.
+  function loadPlayer() {
+    const fromURL = new URLSearchParams(location.search).get('name');
+    if (fromURL !== null && validPlayer(fromURL.trim())) return savePlayer(fromURL.trim());
+    try {
+      const n = localStorage.getItem(PLAYER_KEY);
+      if (validPlayer(n)) return n;
+    } catch (_) { /* private mode */ }
+    return null;
+  }
+  function savePlayer(n) {
+    try { localStorage.setItem(PLAYER_KEY, n); } catch (_) { /* private mode: this tab only */ }
+    return n;
+  }
+
+  // ------------------------------------------------------------------ connection status
+  function showConn(state, detail) {
+    document.body.dataset.conn = state;
+    $('conn').dataset.conn = state;
+    $('conn-text').textContent = detail ? `${state} ${detail}` : state;
+  }
+
+  // ------------------------------------------------------------------ the link
+  // opts:
+  //   path        the WebSocket path's first segment ('set', 'stock')
+  //   player()    the current player name or null (sent in `join`)
+  //   validState(msg)       whether a `state` frame is usable
+  //   frame(p)    the frame that sends pending intent p (default: its op, ref and key)
+  //   onState(msg, prev)    after a newer state is taken (pending already pruned)
+  //   onAck(p, msg)         after an own intent is acked (pending already pruned)
+  //   onRejected(msg, p)    after an own intent (p, or null) is refused and dropped
+  //   onOther(msg)          any other frame (error, notice, ...)
+  //   onClose()             after a connection closed (the reconnect is scheduled)
+  //   render()              when the interval prune dropped intents
+  function create(opts) {
+    const model = {
+      confirmed: null,  // newest `state` (by version)
+      pending: [],      // own keyed intents: {ref, key, op, sentAt, ackedVersion}
+    };
+    let refSeq = 0;
+    const refPrefix = Math.random().toString(36).slice(2, 8);
+    const nextRef = () => `${refPrefix}-${++refSeq}`;
+    // Idempotency keys (K6): every intent that might be resent carries one.
+    const keyPrefix = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 12)}`;
+    const frameOf = opts.frame || ((p) => ({ ...p.op, ref: p.ref, key: p.key }));
+
+    function prunePending() {
+      const v = model.confirmed ? model.confirmed.version : -1;
+      const now = Date.now();
+      model.pending = model.pending.filter((p) => {
+        if (p.ackedVersion !== null) return p.ackedVersion > v;
+        return !(p.sentAt !== null && now - p.sentAt > PENDING_TIMEOUT_MS);
+      });
+    }
+
+    let name = null;
+    let ws = null, live = false, everLive = false, attempt = 0, retryTimer = null;
+
+    function wsURL() {
+      const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+      return `${scheme}://${location.host}/${opts.path}/${encodeURIComponent(name)}`;
+    }
+
+    function connect() {
+      clearTimeout(retryTimer);
+      retryTimer = null;
+      live = false;
+      showConn(everLive ? 'reconnecting' : 'connecting');
+      let sock;
+      try { sock = new WebSocket(wsURL()); } catch (_) { scheduleReconnect(); return; }
+      ws = sock;
+      sock.onmessage = (ev) => { if (ws === sock) onFrame(ev.data); };
+      sock.onclose = () => {
+        if (ws !== sock) return;
+        ws = null;
+        live = false;
+        scheduleReconnect();
+        if (opts.onClose) opts.onClose();
+      };
+      sock.onerror = () => { /* a close event follows */ };
+    }
+
+    function scheduleReconnect() {
+      // Exponential backoff with jitter: base*2^n capped, then a random 50-100%.
+      const cap = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** attempt);
+      const delay = Math.round(cap / 2 + Math.random() * cap / 2);
+      attempt = Math.min(attempt + 1, 16);
+      showConn(everLive ? 'reconnecting' : 'connecting', `(retry in ${Math.ceil(delay / 1000)}s)`);
+      clearTimeout(retryTimer);
+      retryTimer = setTimeout(connect, delay);
+    }
+    function reconnectNow() { if (ws === null && retryTimer !== null) connect(); }
+
+    function send(obj) {
+      if (ws && live && ws.readyState === WebSocket.OPEN) { ws.send(JSON.stringify(obj)); return true; }
+      return false;
+    }
+
+    let joinRef = null;
+    function sendJoin() {
+      const player = opts.player();
+      if (!player) return;
+      joinRef = `join-${nextRef()}`;
+      send({ type: 'join', name: player, ref: joinRef });
+    }
+
+    function sendPending(p) {
+      if (send(frameOf(p))) p.sentAt = Date.now();
+    }
+
+    // A new own intent, keyed and sent now if the link is live (else resent
+    // on the next connect).
+    function intent(op) {
+      const ref = nextRef();
+      const p = { ref, key: `${keyPrefix}-${ref}`, op, sentAt: null, ackedVersion: null };
+      model.pending.push(p);
+      sendPending(p);
+      return p;
+    }
+
+    function onFrame(data) {
+      let msg;
+      try { msg = JSON.parse(data); } catch (_) { return; }
+      if (!msg || typeof msg !== 'object') return;
+      switch (msg.type) {
+        case 'state': onState(msg); break;
+        case 'ack': onAck(msg); break;
+        case 'rejected': onRejected(msg); break;
+        default: if (opts.onOther) opts.onOther(msg); break;
+      }
+    }
+
+    function onState(msg) {
+      if (!opts.validState(msg)) return;
+      const first = !live;
+      const prev = model.confirmed;
+      if (!first && prev && msg.version < prev.version) return;   // never go back
+      model.confirmed = msg;
+      if (first) {
+        // A new connection's first state is the baseline. Say who we are, then
+        // resend unanswered intents with their keys (K6): one the hub already
+        // applied is answered again (with its first answer) and not applied twice.
+        live = true;
+        everLive = true;
+        attempt = 0;
+        showConn('live');
+        sendJoin();
+        model.pending = model.pending.filter((p) => p.ackedVersion === null);
+        for (const p of model.pending) { p.sentAt = null; sendPending(p); }
+      }
+      prunePending();
+      opts.onState(msg, prev);
+    }
+
+    function onAck(msg) {
+      if (msg.ref === joinRef) return;
+      const p = model.pending.find((x) => x.ref === msg.ref);
+      if (!p) return;
+      p.ackedVersion = typeof msg.version === 'number' ? msg.version : (model.confirmed ? model.confirmed.version : 0);
+      prunePending();
+      opts.onAck(p, msg);
+    }
+
+    function onRejected(msg) {
+      // A refusal reaches only the person whose intent it was (K7).
+      const i = model.pending.findIndex((x) => x.ref === msg.ref);
+      const p = i >= 0 ? model.pending[i] : null;
+      if (i >= 0) model.pending.splice(i, 1);
+      opts.onRejected(msg, p);
+    }
+
+    // Connect to /<path>/NAME, keep reconnecting, and drop intents never answered.
+    function start(tableName) {
+      name = tableName;
+      window.addEventListener('online', reconnectNow);
+      document.addEventListener('visibilitychange', () => { if (!document.hidden) reconnectNow(); });
+      setInterval(() => {
+        const before = model.pending.length;
+        prunePending();
+        if (model.pending.length !== before) opts.render();
+      }, 1000);
+      connect();
+    }
+
+    return Object.freeze({
+      model, intent, sendJoin, start,
+      feed: (text) => onFrame(typeof text === 'string' ? text : JSON.stringify(text)),
+      get live() { return live; },
+    });
+  }
+
+  window.SyncLink = Object.freeze({ create, nameFromPath, validPlayer, loadPlayer, savePlayer });
+})();
