@@ -31,10 +31,14 @@ let package = Package(
         ),
 
         // The pure core: the replicated board engine and its first kind.
-        .target(name: "BoardCRDT"),
+        // Cross-module optimisation (release): the hub and the clients
+        // specialise the generic engine for their kinds, with no kind named
+        // in the engine.
+        .target(name: "BoardCRDT", swiftSettings: [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]),
 
         // Wire messages shared by the hub and its clients (pure, no I/O).
-        .target(name: "SyncWire", dependencies: ["BoardCRDT"]),
+        .target(name: "SyncWire", dependencies: ["BoardCRDT"],
+                swiftSettings: [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]),
 
         // The one place that calls libwebsockets: server and client event loops.
         .target(name: "WebSocketLoop", dependencies: ["CLibWebsockets"]),

@@ -56,3 +56,19 @@ def test_set_bench_plays_and_converges(hub):
     assert report["intentsSent"].get("choose", 0) > 0
     assert report["matches"] > 0
     assert report["unseen"] == 0
+
+
+def test_stock_bench_keeps_counts_in_range_and_conserves_fruit(hub):
+    # Clients on a juice bar make random juices and restock: every state any
+    # client received keeps each count in 0...999, every client ends on the
+    # same stock, and the stock equals its start plus the acknowledged
+    # restocks minus the fruit of the acknowledged makes.
+    report = run_bench(hub, "--kind", "stock", "--clients", 4, "--rate", 200, "--duration", 2, "--warmup", 0.5)
+    assert report["kind"] == "stock"
+    assert report["converged"] is True and report["errors"] == 0 and report["connectFailures"] == 0
+    stock = report["stock"]
+    assert stock["countViolations"] == 0 and stock["statesChecked"] > 0
+    assert stock["conserved"] is True and stock["conservation"]["bench-0"]["makesAcknowledged"] > 0
+    assert report["intentsSent"].get("make", 0) > 0 and report["intentsSent"].get("restock", 0) > 0
+    assert set(report["refusals"]) <= {"not_enough_fruit", "out_of_range"}
+    assert report["unseen"] == 0

@@ -33,7 +33,20 @@ struct DurableRecord: Sendable {
 struct StoredOperation: Sendable, Equatable {
     var id: OperationID
     var lamport: UInt64
-    var json: String
+    /// Written when read (on the store's thread; never in memory).
+    let encode: @Sendable () -> String
+    var json: String { encode() }
+    init(id: OperationID, lamport: UInt64, json: String) {
+        self.id = id
+        self.lamport = lamport
+        encode = { json }
+    }
+    init(id: OperationID, lamport: UInt64, encode: @escaping @Sendable () -> String) {
+        self.id = id
+        self.lamport = lamport
+        self.encode = encode
+    }
+    static func == (a: StoredOperation, b: StoredOperation) -> Bool { a.id == b.id && a.lamport == b.lamport && a.json == b.json }
 }
 
 /// A checkpoint as the store keeps it; encoded by the store's thread when

@@ -7,6 +7,9 @@ import SyncWire
 extension KindRoom {
     typealias Message = ClientMessage<Kind>
 
+    @_specialize(where Kind == LetterBoard)
+    @_specialize(where Kind == SetTable)
+    @_specialize(where Kind == FruitStock)
     func parseFrame(_ bytes: UnsafeRawBufferPointer) -> ParsedFrame {
         do throws(ProtocolError) {
             let message = try Message.parse(bytes)
@@ -24,6 +27,9 @@ extension KindRoom {
         }
     }
 
+    @_specialize(where Kind == LetterBoard)
+    @_specialize(where Kind == SetTable)
+    @_specialize(where Kind == FruitStock)
     func receiveFrame(_ frame: ParsedFrame, from connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
         guard let message = frame.message as? Message else {
             // Parsed and handled in one call on the service thread, so this
@@ -82,6 +88,9 @@ extension KindRoom {
     /// next intent is checked against it; the reply waits for durability.
     /// A keyed intent already merged is not merged again: its first answer
     /// goes back (at once when durable, else once it is).
+    @_specialize(where Kind == LetterBoard)
+    @_specialize(where Kind == SetTable)
+    @_specialize(where Kind == FruitStock)
     func perform(_ intent: Kind.Intent, ref: String?, key: String?, by connection: UInt64, core: inout HubCore,
                  actions: inout [HubAction]) {
         if let key {
@@ -130,6 +139,9 @@ extension KindRoom {
     /// sent operations before, must start again under a new id: whatever it
     /// sent was forgotten or never became durable, and accepting its next
     /// sequence numbers would leave a gap nothing can fill.
+    @_specialize(where Kind == LetterBoard)
+    @_specialize(where Kind == SetTable)
+    @_specialize(where Kind == FruitStock)
     func greet(_ hello: ReplicaHello, from connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
         guard hello.replica != replica.id else {
             // The board's own id (public: thin intents' operations carry it)
@@ -172,6 +184,9 @@ extension KindRoom {
     /// which sequence number the hub holds the sender's operations. An
     /// operation that would land before integrated ones is re-stamped after
     /// them (an ack is final) and its author gets the hub's version back.
+    @_specialize(where Kind == LetterBoard)
+    @_specialize(where Kind == SetTable)
+    @_specialize(where Kind == FruitStock)
     func merge(_ operations: [Op], ref: String?, from connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
         guard let member = members[connection], let own = member.replica else {
             actions.append(.send(connection: connection, frame: HubMessage.error(

@@ -65,6 +65,9 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
     /// Whether nobody has played this board yet (no operation, no checkpoint).
     var isUnplayed: Bool { replica.log.isEmpty && replica.checkpoint.frontier == .origin && version == 0 }
 
+    @_specialize(where Kind == LetterBoard)
+    @_specialize(where Kind == SetTable)
+    @_specialize(where Kind == FruitStock)
     override func durableSeq(of replica: ReplicaID) -> UInt64 {
         self.replica.versions[replica] - (operationsInFlight[replica] ?? 0)
     }
@@ -78,15 +81,22 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
         return Delta(checkpoint: frontier < durableCheckpoint.frontier ? durableCheckpoint : nil, operations: operations)
     }
 
+    @_specialize(where Kind == LetterBoard)
+    @_specialize(where Kind == SetTable)
+    @_specialize(where Kind == FruitStock)
     override func stateFrame() -> String {
         HubMessage.state(board: address.name, kind: Kind.name, version: durableVersion, members: Kind.stateMembers(durableState),
                          clients: members.count, names: names)
     }
 
     /// The record of `operations` (integrated just now, in order) for the store.
+    @_specialize(where Kind == LetterBoard)
+    @_specialize(where Kind == SetTable)
+    @_specialize(where Kind == FruitStock)
     func makeRecord(_ operations: [Op], replies: [(connection: UInt64, frame: String)], author: UInt64?,
                     keyed: (key: String, answer: KeyedAnswer)? = nil, restamped: Bool = false) -> DurableRecord {
-        let stored = operations.map { StoredOperation(id: $0.id, lamport: $0.lamport, json: Kind.operationJSON($0)) }
+        // The JSON is written by the store's thread, when it writes the row.
+        let stored = operations.map { op in StoredOperation(id: op.id, lamport: op.lamport) { Kind.operationJSON(op) } }
         inFlight.append((operations, nil, restamped))
         return DurableRecord(board: name, kind: Kind.name, hubReplica: replica.id, operations: stored, version: version,
                              replies: replies, author: author, checkpoint: nil, keyed: keyed)
@@ -108,6 +118,9 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
         }
     }
 
+    @_specialize(where Kind == LetterBoard)
+    @_specialize(where Kind == SetTable)
+    @_specialize(where Kind == FruitStock)
     override func committed(_ record: DurableRecord, core: inout HubCore, actions: inout [HubAction],
                             afterReplies: inout [HubAction]) {
         guard inFlightHead < inFlight.count else { return }

@@ -68,12 +68,15 @@ struct BenchReport: Codable {
     /// own scores and misses in their state frames.
     var matches: Int?
     var mismatches: Int?
+    /// `--kind stock` only: the count invariant, juices made, conservation per bar.
+    var stock: StockSummary?
 
     func text() -> String {
         func p(_ x: Percentiles) -> String {
             "p50 \(x.p50) / p90 \(x.p90) / p99 \(x.p99) / p99.9 \(x.p999) / max \(x.max) ms (n=\(x.count))"
         }
         if kind == "set" { return setText(p) }
+        if kind == "stock" { return stockText(p) }
         var lines = [
             "boards \(boards) x clients \(clientsPerBoard) (\(sendersPerBoard) sending), \(mode)\(targetRate > 0 ? " \(Int(targetRate)) ops/s" : ""), \(String(format: "%.1f", seconds)) s measured",
             "connected      \(connected) (failures \(connectFailures)); connect \(p(connectMillis))",

@@ -146,6 +146,7 @@ struct BenchRunner {
             report.matches = workers.reduce(0) { $0 + $1.matches }
             report.mismatches = workers.reduce(0) { $0 + $1.mismatches }
         }
+        if plan.kind == .stock { report.addStock(workers, plan: plan, seconds: seconds) }
         return report
     }
 }

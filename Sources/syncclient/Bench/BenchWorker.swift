@@ -47,6 +47,8 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         var dealtAt: UInt64?
         /// The game this player asked a new game for (once per game).
         var newGameAfter: Int?
+        /// Juice bars only (`--kind stock`): the stocks it was shown.
+        var stock = StockPeer()
         /// Own score and misses as last seen, in game `scoredGame`.
         var scoredGame = 0
         var seenScore = 0
@@ -92,6 +94,8 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     private(set) var matches = 0
     private(set) var mismatches = 0
     private var random = SystemRandomNumberGenerator()
+    /// Juice bars only: the count invariant, intents in flight, what acks moved.
+    var stockTally = StockTally()
 
     init(index: Int, plan: BenchPlan) {
         self.index = index
@@ -103,7 +107,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         client = WebSocketClient(fdLimit: UInt32(plan.totalClients / plan.threads + 1024), tickMicros: UInt32(tick))
         for (board, slot) in plan.slots(forWorker: index) {
             let peer = Peer(board: board, slot: slot)
-            if plan.kind == .set {
+            if plan.kind != .letters {
                 peer.name = "p\(slot)"
                 peer.playerKey = Array("\"\(peer.name)\":{".utf8)
             }
@@ -194,6 +198,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
             client.send(ClientMessage<SetTable>.thinFrame(intent, ref: String(ref)), on: connection)
             return true
         }
+        if plan.kind == .stock { return sendStockIntent(from: peer, at: now, inWindow: now >= recordFrom && now < windowEnd) }
         // A closed connection sends nothing (and must not keep `refill` looping).
         guard peer.connection?.isOpen == true else { return false }
         let letter = Letter(index: Int.random(in: 0..<6))!
@@ -249,7 +254,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         guard let peer = peerOfConnection[connection.id] else { return }
         peer.connectNanos = BenchClock.now() - peer.connectStart
         connected.add(1, ordering: .relaxed)
-        if plan.kind == .set { client.send(ClientMessage<SetTable>.joinFrame(name: peer.name), on: connection) }
+        if plan.kind != .letters { client.send(ClientMessage<SetTable>.joinFrame(name: peer.name), on: connection) }
     }
 
     func received(_ connection: ClientConnection, message: UnsafeRawBufferPointer, isText: Bool) {
@@ -270,6 +275,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
                 read(SetView(message, playerKey: peer.playerKey), bytes: message, of: peer, inWindow: inWindow)
                 if plan.rate == 0, sendingFrom != nil, peer.inFlight == 0, peer.slot < plan.sendersPerBoard { refill(peer, now: now) }
             }
+            if plan.kind == .stock { readStock(message, version: frame.version, of: peer) }
         case .ack, .rejected:
             if plan.raw, inWindow, frame.version > 0, now >= frame.version {
                 _ = rawVisibility.record(max(1, now - frame.version))
@@ -279,11 +285,15 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
             outstanding.add(-1, ordering: .relaxed)
             answers.add(1, ordering: .relaxed)
             if sent >= recordFrom && sent < windowEnd { _ = ackLatency.record(max(1, now - sent)) }
+            if plan.kind == .stock {
+                stockTally.answered(ref: ref, board: peer.board, acked: frame.kind == .ack, version: frame.version,
+                                    sentInWindow: sent >= recordFrom && sent < windowEnd)
+            }
             if frame.kind == .ack {
                 if sent >= recordFrom && sent < windowEnd { acknowledged.append((peer.board, frame.version, sent)) }
             } else {
                 rejected += 1
-                if plan.kind == .set, sent >= recordFrom && sent < windowEnd {
+                if plan.kind != .letters, sent >= recordFrom && sent < windowEnd {
                     rejectedInWindow += 1
                     refusalCodes[SetView.refusalCode(message), default: 0] += 1
                 }

@@ -6,11 +6,14 @@ enum BenchKind: String, Sendable, CaseIterable {
     case letters
     /// Set tables at `/set/NAME`: named players choosing cards.
     case set
+    /// Juice bars at `/stock/NAME`: named clients making juices and restocking.
+    case stock
 
     var pathSegment: String {
         switch self {
         case .letters: "boards"
         case .set: "set"
+        case .stock: "stock"
         }
     }
 }

@@ -19,6 +19,12 @@ struct BenchCommand: ParsableCommand {
             wrong third card), dealing when the table holds no set, the table's first player starting a \
             new game when the game is over; the summary adds answers and refusals a second, refusals by \
             code and the sets taken, and at the end every player must show the same table. \
+            With --kind stock the boards are juice bars (/stock/PREFIX-N): each client joins as pN and \
+            makes random juices, 1 intent in 4 a restock of +1..+5 on a random fruit; every state frame \
+            any client receives is checked for counts outside 0...999, the summary adds answers, juices \
+            made and refusals (not_enough_fruit) a second, and at the end every client must show the same \
+            stock and each bar's stock must equal its start plus acknowledged restocks minus the fruit of \
+            acknowledged makes (the run exits 1 otherwise). \
             Method and figures: BENCHMARKS.md.
             """)
 
@@ -34,7 +40,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Client threads (each its own event loop).") var threads = 1
     @Option(help: "Loopback source addresses 127.0.0.1..N (default: one per 20,000 clients).") var sources: Int?
     @Option(help: "Board name prefix (boards are PREFIX-0, PREFIX-1, ...).") var prefix = "bench"
-    @Option(help: "Kind of board: letters (moves on /boards/NAME) or set (players choosing cards on /set/NAME).") var kind: BenchKind = .letters
+    @Option(help: "Kind of board: letters (moves on /boards/NAME) set (players choosing cards on /set/NAME) or stock (juices made on /stock/NAME).") var kind: BenchKind = .letters
     @Option(help: "The hub's process id, to report its RSS and CPU.") var hubPid: Int32?
     @Flag(help: "Only connect and hold the connections for --duration (idle-memory runs); send nothing.") var idle = false
     @Flag(help: "The target is a plain broadcaster (Benchmarks/RawBroadcaster): messages carry their send time and are echoed to all; no board semantics, no convergence check.") var raw = false
@@ -70,6 +76,7 @@ struct BenchCommand: ParsableCommand {
             print(report.text())
         }
         if !report.converged { throw ExitCode(1) }
+        if let stock = report.stock, stock.countViolations > 0 || !stock.conserved { throw ExitCode(1) }
     }
 }
 
