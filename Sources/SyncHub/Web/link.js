@@ -59,6 +59,7 @@
   //   onAck(p, msg)         after an own intent is acked (pending already pruned)
   //   onRejected(msg, p)    after an own intent (p, or null) is refused and dropped
   //   onOther(msg)          any other frame (error, notice, ...)
+  //   onLateAck(msg)        an ack of an own intent no longer pending (optional)
   //   onClose()             after a connection closed (the reconnect is scheduled)
   //   render()              when the interval prune dropped intents
   function create(opts) {
@@ -184,7 +185,12 @@
     function onAck(msg) {
       if (msg.ref === joinRef) return;
       const p = model.pending.find((x) => x.ref === msg.ref);
-      if (!p) return;
+      if (!p) {
+        // An answer to one of ours that outlived its display (dropped after
+        // PENDING_TIMEOUT_MS): still the person's answer, never swallowed.
+        if (typeof msg.ref === 'string' && msg.ref.startsWith(`${refPrefix}-`) && opts.onLateAck) opts.onLateAck(msg);
+        return;
+      }
       p.ackedVersion = typeof msg.version === 'number' ? msg.version : (model.confirmed ? model.confirmed.version : 0);
       prunePending();
       opts.onAck(p, msg);

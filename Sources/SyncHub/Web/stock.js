@@ -38,6 +38,9 @@
     validState,
     onState: () => render(),
     onAck,
+    // A make answered after its pending entry was dropped: the juice was
+    // made; say so (the ack carries J3's words).
+    onLateAck: (msg) => { if (typeof msg.message === 'string' && msg.message) showReady(msg.message, null); },
     onRejected,
     onOther,
     onClose: () => render(),
