@@ -1,10 +1,5 @@
 import Testing
 @testable import BoardCRDT
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Seeded convergence fuzzing in the manner of Yjs and Loro: 3 to 8
 /// replicas, random intents, random partial syncs with duplicated and
@@ -20,20 +15,12 @@ import Darwin
     static let defaultSchedulesPerTest = 5_000
     static let shards = 4
 
-    static func environment(_ name: String) -> String? {
-        guard let value = getenv(name) else { return nil }
-        return String(cString: value)
-    }
+    static let knobs = FuzzKnobs(prefix: "BOARDCRDT", defaultSeed: defaultSeed, defaultSchedules: defaultSchedulesPerTest * shards, shards: shards)
 
-    /// The seeds shard `shard` runs: every `shards`-th seed from the base.
-    static func seeds(shard: Int) -> [UInt64] {
-        let base = environment("BOARDCRDT_SEED").flatMap { UInt64($0) } ?? defaultSeed
-        let total = environment("BOARDCRDT_SCHEDULES").flatMap { Int($0) } ?? defaultSchedulesPerTest * shards
-        return stride(from: shard, to: total, by: shards).map { base &+ UInt64($0) }
-    }
+    static func seeds(shard: Int) -> [UInt64] { knobs.seeds(shard: shard) }
 
     static func runShard(_ shard: Int) {
-        let tracing = environment("BOARDCRDT_TRACE") != nil
+        let tracing = knobs.value("TRACE") != nil
         var totals = FuzzStatistics()
         for seed in seeds(shard: shard) {
             var schedule = FuzzSchedule(seed: seed, tracing: tracing)
@@ -45,7 +32,7 @@ import Darwin
             }
             totals.add(schedule.statistics)
         }
-        if environment("BOARDCRDT_STATS") != nil { print("shard \(shard): \(totals)") }
+        if knobs.value("STATS") != nil { print("shard \(shard): \(totals)") }
     }
 
     @Test func convergenceShard0() { Self.runShard(0) }

@@ -1,10 +1,5 @@
 import Testing
 @testable import BoardCRDT
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Seeded convergence fuzzing of the Set table through a sealing hub (see
 /// `SetFuzzSchedule`).
@@ -19,24 +14,17 @@ import Darwin
     static let defaultSchedulesPerShard = 40
     static let shards = 2
 
-    static func environment(_ name: String) -> String? {
-        guard let value = getenv(name) else { return nil }
-        return String(cString: value)
-    }
+    static let knobs = FuzzKnobs(prefix: "BOARDCRDT_SET", defaultSeed: defaultSeed, defaultSchedules: defaultSchedulesPerShard * shards, shards: shards)
 
     /// On unless `BOARDCRDT_SET_GAPS=0`: the hub's rate limiter drops single
     /// frames, so later frames of the connection arrive after a gap (see
     /// `SetFuzzSchedule.gaps`).
-    static var gaps: Bool { environment("BOARDCRDT_SET_GAPS") != "0" }
+    static var gaps: Bool { knobs.value("GAPS") != "0" }
 
-    static func seeds(shard: Int) -> [UInt64] {
-        let base = environment("BOARDCRDT_SET_SEED").flatMap { UInt64($0) } ?? defaultSeed
-        let total = environment("BOARDCRDT_SET_SCHEDULES").flatMap { Int($0) } ?? defaultSchedulesPerShard * shards
-        return stride(from: shard, to: total, by: shards).map { base &+ UInt64($0) }
-    }
+    static func seeds(shard: Int) -> [UInt64] { knobs.seeds(shard: shard) }
 
     static func runShard(_ shard: Int) {
-        let tracing = environment("BOARDCRDT_SET_TRACE") != nil
+        let tracing = knobs.value("TRACE") != nil
         var totals = SetFuzzStatistics()
         for seed in seeds(shard: shard) {
             var schedule = SetFuzzSchedule(seed: seed, tracing: tracing, gaps: gaps)
@@ -48,7 +36,7 @@ import Darwin
             }
             totals.add(schedule.statistics)
         }
-        if environment("BOARDCRDT_SET_STATS") != nil { print("set shard \(shard): \(totals)") }
+        if knobs.value("STATS") != nil { print("set shard \(shard): \(totals)") }
     }
 
     /// Seeds that once failed: a re-stamped own operation that came back

@@ -1,10 +1,5 @@
 import Testing
 @testable import BoardCRDT
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Seeded convergence fuzzing of the juice bar through a sealing,
 /// compacting hub (see `StockFuzzSchedule`).
@@ -20,20 +15,13 @@ import Darwin
     static let defaultSchedulesPerShard = 50
     static let shards = 2
 
-    static func environment(_ name: String) -> String? {
-        guard let value = getenv(name) else { return nil }
-        return String(cString: value)
-    }
+    static let knobs = FuzzKnobs(prefix: "BOARDCRDT_STOCK", defaultSeed: defaultSeed, defaultSchedules: defaultSchedulesPerShard * shards, shards: shards)
 
-    static func seeds(shard: Int) -> [UInt64] {
-        let base = environment("BOARDCRDT_STOCK_SEED").flatMap { UInt64($0) } ?? defaultSeed
-        let total = environment("BOARDCRDT_STOCK_SCHEDULES").flatMap { Int($0) } ?? defaultSchedulesPerShard * shards
-        return stride(from: shard, to: total, by: shards).map { base &+ UInt64($0) }
-    }
+    static func seeds(shard: Int) -> [UInt64] { knobs.seeds(shard: shard) }
 
     static func runShard(_ shard: Int) {
-        let tracing = environment("BOARDCRDT_STOCK_TRACE") != nil
-        let gaps = environment("BOARDCRDT_STOCK_GAPS") != "0"
+        let tracing = knobs.value("TRACE") != nil
+        let gaps = knobs.value("GAPS") != "0"
         var totals = StockFuzzStatistics()
         for seed in seeds(shard: shard) {
             var schedule = StockFuzzSchedule(seed: seed, tracing: tracing, gaps: gaps)
@@ -45,7 +33,7 @@ import Darwin
             }
             totals.add(schedule.statistics)
         }
-        if environment("BOARDCRDT_STOCK_STATS") != nil { print("stock shard \(shard): \(totals)") }
+        if knobs.value("STATS") != nil { print("stock shard \(shard): \(totals)") }
     }
 
     /// Seeds that once failed: a client's operations buffered at the hub
