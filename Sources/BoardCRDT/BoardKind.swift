@@ -39,10 +39,40 @@ public protocol BoardKind {
     /// Every broken invariant of `state` (empty when all hold): the tests and
     /// the fuzzers check it after every step.
     static func violations(of state: State) -> [String]
+
+    /// What applying `operation` at the end of the total order, to `state`,
+    /// does to someone else's acknowledged change that they would not see
+    /// for themselves (a to-do edit overwriting theirs, TC2). The hub calls
+    /// it as each operation becomes durable and tells each `to`.
+    static func notices(of operation: Operation<Change>, in state: State) -> [KindNotice]
 }
 
 extension BoardKind {
     public static func violations(of state: State) -> [String] { [] }
+    public static func notices(of operation: Operation<Change>, in state: State) -> [KindNotice] { [] }
+}
+
+/// Something a person is told about their acknowledged change (K9 `notice`).
+public struct KindNotice: Equatable, Sendable {
+    /// The author to tell (the name their operations carry).
+    public var to: String
+    /// A stable snake_case code (`overwritten`).
+    public var code: String
+    /// A sentence for the screen.
+    public var message: String
+    /// The item concerned, its field and the text it has now (kinds with items).
+    public var item: String?
+    public var field: String?
+    public var text: String?
+
+    public init(to: String, code: String, message: String, item: String? = nil, field: String? = nil, text: String? = nil) {
+        self.to = to
+        self.code = code
+        self.message = message
+        self.item = item
+        self.field = field
+        self.text = text
+    }
 }
 
 /// A refusal a person can act on: a stable snake_case `code` for the wire and

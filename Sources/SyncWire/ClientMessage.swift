@@ -15,6 +15,14 @@ public enum ClientMessage<Kind: WireKind>: Equatable, Sendable {
     case hello(Hello)
     /// A replica client's own operations.
     case operations([BoardCRDT.Operation<Kind.Change>], ref: String?)
+    /// Which item this connection's person edits now (nil: none), for kinds
+    /// that track it (`WireKind.tracksEditing`): presence, never stored.
+    case editing(id: String?, ref: String?)
+}
+
+/// `editing`'s one field: an item id, or null (absent means null too).
+private struct EditingFields: Decodable {
+    var id: String?
 }
 
 /// A replica client's greeting: small and bounded whatever the board's
@@ -128,6 +136,9 @@ extension ClientMessage {
                 throw ProtocolError("too_many_operations", "at most \(ClientLimits.maxOperationsPerFrame) operations per frame")
             }
             return .operations(operations, ref: head.ref)
+        case "editing" where Kind.tracksEditing:
+            let fields = try WireDecoding.decode(EditingFields.self, from: data)
+            return .editing(id: fields.id, ref: head.ref)
         default:
             if let intent = try Kind.intent(type: head.type, frame: data) {
                 return .intent(intent, ref: head.ref, key: head.key)
@@ -146,7 +157,7 @@ extension ClientMessage {
     /// The `ref` a reply to this message echoes.
     public var ref: String? {
         switch self {
-        case let .intent(_, ref, _), let .join(_, ref), let .operations(_, ref): ref
+        case let .intent(_, ref, _), let .join(_, ref), let .operations(_, ref), let .editing(_, ref): ref
         case .hello: nil
         }
     }
@@ -183,6 +194,17 @@ extension ClientMessage {
     public static func joinFrame(name: String, ref: String? = nil) -> String {
         var out = "{\"type\":\"join\",\"name\":"
         HubMessage.appendJSONString(name, to: &out)
+        if let ref {
+            out += ",\"ref\":"
+            HubMessage.appendJSONString(ref, to: &out)
+        }
+        return out + "}"
+    }
+
+    /// Encodes an `editing` frame (presence: which item this person edits).
+    public static func editingFrame(id: String?, ref: String? = nil) -> String {
+        var out = "{\"type\":\"editing\",\"id\":"
+        if let id { HubMessage.appendJSONString(id, to: &out) } else { out += "null" }
         if let ref {
             out += ",\"ref\":"
             HubMessage.appendJSONString(ref, to: &out)

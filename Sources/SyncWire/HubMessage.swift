@@ -48,11 +48,18 @@ public enum HubMessage {
 
     /// Told to an author whose acknowledged change a later one by someone
     /// else overwrote or undid (KINDS "Frames"); never an answer.
-    public static func notice(ref: String?, code: String, message: String) -> String {
+    /// `item`, `field` and `text` name what changed, for kinds with items.
+    public static func notice(ref: String?, code: String, message: String, item: String? = nil, field: String? = nil,
+                              text: String? = nil) -> String {
         var out = "{\"type\":\"notice\""
         appendRef(ref, to: &out)
         out += ",\"code\":"
         appendJSONString(code, to: &out)
+        for (key, value) in [("id", item), ("field", field), ("text", text)] {
+            guard let value else { continue }
+            out += ",\"\(key)\":"
+            appendJSONString(value, to: &out)
+        }
         out += ",\"message\":"
         appendJSONString(message, to: &out)
         out += "}"

@@ -36,6 +36,11 @@ public protocol WireKind: BoardKind {
     /// How a person's own change is named when the total order refuses it
     /// after it was shown ("your pick of C was refused: ...").
     static func summary(of change: Change) -> String
+    /// Whether people announce which item they edit (`editing`, presence
+    /// only: never stored, never a change of `version`).
+    static var tracksEditing: Bool { get }
+    /// Why `editing` of item `id` is refused in `state`, or nil.
+    static func editingProblem(_ id: String, in state: State) -> (code: String, message: String)?
 }
 
 extension WireKind {
@@ -43,6 +48,8 @@ extension WireKind {
     public static var opening: Intent? { nil }
     public static func ackMembers(for operation: BoardCRDT.Operation<Change>?) -> String { "" }
     public static func summary(of change: Change) -> String { "your change" }
+    public static var tracksEditing: Bool { false }
+    public static func editingProblem(_ id: String, in state: State) -> (code: String, message: String)? { nil }
 
     /// `{"id":[r,s],"lamport":l,"by":"ana","change":{...}}`, written by hand.
     public static func operationJSON(_ operation: BoardCRDT.Operation<Change>) -> String {

@@ -106,6 +106,34 @@ class BoardRoom {
     private(set) var names: [String] = []
     private var namedMembers: [UInt64: String] = [:]
 
+    /// Which item each connection's person edits (kinds that track it).
+    private(set) var editingItems: [UInt64: String] = [:]
+
+    /// Records what `connection` edits (nil: nothing, or it left); whether that changed.
+    @discardableResult
+    func setEditing(_ item: String?, for connection: UInt64) -> Bool {
+        guard editingItems[connection] != item else { return false }
+        editingItems[connection] = item
+        return true
+    }
+
+    /// `"editing":{"ana":"a1"}`: who edits which item, by acting name.
+    func editingMembers() -> String {
+        var pairs: [(name: String, item: String)] = []
+        for (connection, item) in editingItems {
+            if let member = members[connection] { pairs.append((member.actingName, item)) }
+        }
+        pairs.sort { $0.name < $1.name }
+        var out = "\"editing\":{"
+        for (index, pair) in pairs.enumerated() {
+            if index > 0 { out += "," }
+            HubMessage.appendJSONString(pair.name, to: &out)
+            out += ":"
+            HubMessage.appendJSONString(pair.item, to: &out)
+        }
+        return out + "}"
+    }
+
     /// Records `connection`'s display name (nil when it leaves or has none).
     func setName(_ name: String?, for connection: UInt64) {
         guard namedMembers[connection] != name else { return }

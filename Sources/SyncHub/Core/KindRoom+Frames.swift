@@ -10,6 +10,7 @@ extension KindRoom {
     @_specialize(where Kind == LetterBoard)
     @_specialize(where Kind == SetTable)
     @_specialize(where Kind == FruitStock)
+    @_specialize(where Kind == TodoList)
     func parseFrame(_ bytes: UnsafeRawBufferPointer) -> ParsedFrame {
         do throws(ProtocolError) {
             let message = try Message.parse(bytes)
@@ -17,7 +18,7 @@ extension KindRoom {
             switch message {
             case .operations: isOperations = true
             case .hello: isHello = true
-            case .intent, .join: break
+            case .intent, .join, .editing: break
             }
             return ParsedFrame(key: message.key, ref: message.ref, isOperations: isOperations, isHello: isHello,
                                message: message, error: nil)
@@ -30,6 +31,7 @@ extension KindRoom {
     @_specialize(where Kind == LetterBoard)
     @_specialize(where Kind == SetTable)
     @_specialize(where Kind == FruitStock)
+    @_specialize(where Kind == TodoList)
     func receiveFrame(_ frame: ParsedFrame, from connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
         guard let message = frame.message as? Message else {
             // Parsed and handled in one call on the service thread, so this
@@ -48,7 +50,21 @@ extension KindRoom {
             greet(hello, from: connection, core: &core, actions: &actions)
         case let .operations(operations, ref):
             merge(operations, ref: ref, from: connection, core: &core, actions: &actions)
+        case let .editing(item, ref):
+            announceEditing(item, ref: ref, connection: connection, core: &core, actions: &actions)
         }
+    }
+
+    /// Presence: which item this person edits now. Checked against the
+    /// hub's newest state (an item just added is editable before it is
+    /// durable), answered at once (nothing to store), never a `version`.
+    private func announceEditing(_ item: String?, ref: String?, connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
+        if let item, let problem = Kind.editingProblem(item, in: replica.state) {
+            actions.append(.send(connection: connection, frame: HubMessage.rejected(ref: ref, code: problem.code, message: problem.message)))
+            return
+        }
+        if setEditing(item, for: connection) { core.markForPublish(self) }
+        actions.append(.send(connection: connection, frame: HubMessage.ack(ref: ref, version: durableVersion)))
     }
 
     /// A board nobody has played yet: the kind's opening (the Set table
@@ -91,6 +107,7 @@ extension KindRoom {
     @_specialize(where Kind == LetterBoard)
     @_specialize(where Kind == SetTable)
     @_specialize(where Kind == FruitStock)
+    @_specialize(where Kind == TodoList)
     func perform(_ intent: Kind.Intent, ref: String?, key: String?, by connection: UInt64, core: inout HubCore,
                  actions: inout [HubAction]) {
         if let key {
@@ -142,6 +159,7 @@ extension KindRoom {
     @_specialize(where Kind == LetterBoard)
     @_specialize(where Kind == SetTable)
     @_specialize(where Kind == FruitStock)
+    @_specialize(where Kind == TodoList)
     func greet(_ hello: ReplicaHello, from connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
         guard hello.replica != replica.id else {
             // The board's own id (public: thin intents' operations carry it)
@@ -187,6 +205,7 @@ extension KindRoom {
     @_specialize(where Kind == LetterBoard)
     @_specialize(where Kind == SetTable)
     @_specialize(where Kind == FruitStock)
+    @_specialize(where Kind == TodoList)
     func merge(_ operations: [Op], ref: String?, from connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
         guard let member = members[connection], let own = member.replica else {
             actions.append(.send(connection: connection, frame: HubMessage.error(

@@ -68,6 +68,7 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
     @_specialize(where Kind == LetterBoard)
     @_specialize(where Kind == SetTable)
     @_specialize(where Kind == FruitStock)
+    @_specialize(where Kind == TodoList)
     override func durableSeq(of replica: ReplicaID) -> UInt64 {
         self.replica.versions[replica] - (operationsInFlight[replica] ?? 0)
     }
@@ -84,15 +85,18 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
     @_specialize(where Kind == LetterBoard)
     @_specialize(where Kind == SetTable)
     @_specialize(where Kind == FruitStock)
+    @_specialize(where Kind == TodoList)
     override func stateFrame() -> String {
-        HubMessage.state(board: address.name, kind: Kind.name, version: durableVersion, members: Kind.stateMembers(durableState),
-                         clients: members.count, names: names)
+        let members = Kind.tracksEditing ? Kind.stateMembers(durableState) + "," + editingMembers() : Kind.stateMembers(durableState)
+        return HubMessage.state(board: address.name, kind: Kind.name, version: durableVersion, members: members,
+                                clients: self.members.count, names: names)
     }
 
     /// The record of `operations` (integrated just now, in order) for the store.
     @_specialize(where Kind == LetterBoard)
     @_specialize(where Kind == SetTable)
     @_specialize(where Kind == FruitStock)
+    @_specialize(where Kind == TodoList)
     func makeRecord(_ operations: [Op], replies: [(connection: UInt64, frame: String)], author: UInt64?,
                     keyed: (key: String, answer: KeyedAnswer)? = nil, restamped: Bool = false) -> DurableRecord {
         // The JSON is written by the store's thread, when it writes the row.
@@ -121,6 +125,7 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
     @_specialize(where Kind == LetterBoard)
     @_specialize(where Kind == SetTable)
     @_specialize(where Kind == FruitStock)
+    @_specialize(where Kind == TodoList)
     override func committed(_ record: DurableRecord, core: inout HubCore, actions: inout [HubAction],
                             afterReplies: inout [HubAction]) {
         guard inFlightHead < inFlight.count else { return }
@@ -130,7 +135,12 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
             inFlight.removeAll(keepingCapacity: true)
             inFlightHead = 0
         }
-        for operation in operations { _ = Kind.apply(operation, to: &durableState) }
+        for operation in operations {
+            // K9: someone's acknowledged change this one overwrites (TC2):
+            // told now that the winner is final.
+            for notice in Kind.notices(of: operation, in: durableState) { tell(notice, actions: &afterReplies) }
+            _ = Kind.apply(operation, to: &durableState)
+        }
         openingInFlight = false
         if record.version > durableVersion || !operations.isEmpty {
             durableVersion = max(durableVersion, record.version)
@@ -166,6 +176,15 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
                 }
             }
         }
+    }
+
+    /// Sends `notice` to every connection acting as its author on this board.
+    private func tell(_ notice: KindNotice, actions: inout [HubAction]) {
+        let to = members.filter { $0.value.actingName == notice.to || (!$0.value.replicaName.isEmpty && $0.value.replicaName == notice.to) }
+        guard !to.isEmpty else { return }
+        let frame = HubMessage.notice(ref: nil, code: notice.code, message: notice.message, item: notice.item, field: notice.field,
+                                      text: notice.text)
+        actions.append(.relay(frame: frame, to: Array(to.keys)))
     }
 
     /// The `sync` answering a replica client's `hello`.
