@@ -117,11 +117,12 @@ class BoardRoom {
         return true
     }
 
-    /// `"editing":{"ana":"a1"}`: who edits which item, by acting name.
-    func editingMembers() -> String {
+    /// `"editing":{"ana":"a1"}`: who edits which item, by acting name;
+    /// only items `isShown` (a deleted item's editors drop out).
+    func editingMembers(isShown: (String) -> Bool) -> String {
         var pairs: [(name: String, item: String)] = []
         for (connection, item) in editingItems {
-            if let member = members[connection] { pairs.append((member.actingName, item)) }
+            if let member = members[connection], isShown(item) { pairs.append((member.actingName, item)) }
         }
         pairs.sort { $0.name < $1.name }
         var out = "\"editing\":{"

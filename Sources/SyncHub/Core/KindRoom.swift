@@ -87,7 +87,11 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
     @_specialize(where Kind == FruitStock)
     @_specialize(where Kind == TodoList)
     override func stateFrame() -> String {
-        let members = Kind.tracksEditing ? Kind.stateMembers(durableState) + "," + editingMembers() : Kind.stateMembers(durableState)
+        var members = Kind.stateMembers(durableState)
+        if Kind.tracksEditing {
+            // An item still on its way to the store may be edited already: shown once durable.
+            members += "," + editingMembers { Kind.editingProblem($0, in: durableState) == nil }
+        }
         return HubMessage.state(board: address.name, kind: Kind.name, version: durableVersion, members: members,
                                 clients: self.members.count, names: names)
     }
