@@ -18,6 +18,37 @@ public enum ClientMessage<Kind: WireKind>: Equatable, Sendable {
     /// Which item this connection's person edits now (nil: none), for kinds
     /// that track it (`WireKind.tracksEditing`): presence, never stored.
     case editing(id: String?, ref: String?)
+    /// A token presented after the upgrade (browsers) or a newer one
+    /// before the current one expires (refresh): docs/SECURITY.md.
+    case auth(token: String, ref: String?)
+}
+
+/// `auth`'s one field.
+public struct AuthFields: Decodable, Sendable {
+    public var token: String?
+
+    /// The token of an `auth` frame, or why the frame is not one.
+    public static func token(in bytes: UnsafeRawBufferPointer) -> Result<(token: String, ref: String?), ProtocolError> {
+        let data = Data(bytes)
+        do throws(ProtocolError) {
+            let head = try WireDecoding.decode(AuthHead.self, from: data)
+            guard head.type == "auth" else {
+                return .failure(ProtocolError("auth_first", "send {\"type\":\"auth\",\"token\":\"...\"} before anything else"))
+            }
+            guard let token = head.token, !token.isEmpty else {
+                return .failure(ProtocolError("missing_field", "auth needs \"token\": a signed token"))
+            }
+            return .success((token, head.ref))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private struct AuthHead: Decodable {
+        var type: String
+        var token: String?
+        var ref: String?
+    }
 }
 
 /// `editing`'s one field: an item id, or null (absent means null too).
@@ -136,6 +167,12 @@ extension ClientMessage {
                 throw ProtocolError("too_many_operations", "at most \(ClientLimits.maxOperationsPerFrame) operations per frame")
             }
             return .operations(operations, ref: head.ref)
+        case "auth":
+            let fields = try WireDecoding.decode(AuthFields.self, from: data)
+            guard let token = fields.token, !token.isEmpty else {
+                throw ProtocolError("missing_field", "auth needs \"token\": a signed token")
+            }
+            return .auth(token: token, ref: head.ref)
         case "editing" where Kind.tracksEditing:
             let fields = try WireDecoding.decode(EditingFields.self, from: data)
             return .editing(id: fields.id, ref: head.ref)
@@ -157,7 +194,7 @@ extension ClientMessage {
     /// The `ref` a reply to this message echoes.
     public var ref: String? {
         switch self {
-        case let .intent(_, ref, _), let .join(_, ref), let .operations(_, ref), let .editing(_, ref): ref
+        case let .intent(_, ref, _), let .join(_, ref), let .operations(_, ref), let .editing(_, ref), let .auth(_, ref): ref
         case .hello: nil
         }
     }

@@ -156,6 +156,15 @@ struct Member {
     var replicaName = ""
     var messages: RateLimiter
     var badFrames: RateLimiter
+    /// With auth on: the token's grant and its role on this board (A4);
+    /// nil on an open hub, where everyone may write.
+    var grant: Grant?
+    var role: BoardRole?
+    /// When its last refused changes were (A9: ten a minute close it).
+    var forbidden: [UInt64] = []
+
+    /// Whether it may change the board (open hub, or a `write` role).
+    var mayWrite: Bool { role.map { $0 == .write } ?? true }
 
     /// Who this connection's intents and operations are made by.
     var actingName: String { name ?? guest }
@@ -174,4 +183,7 @@ struct ParsedFrame {
     var message: any Sendable
     /// Set when the frame could not be read.
     var error: ProtocolError?
+    /// Whether it asks to change the board or presence (an intent, `ops`,
+    /// `editing`): refused `forbidden` on a `read` connection (A9).
+    var isChange = false
 }

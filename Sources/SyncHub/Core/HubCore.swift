@@ -1,3 +1,4 @@
+import Foundation
 import BoardCRDT
 import SyncWire
 
@@ -6,7 +7,8 @@ import SyncWire
 enum HubEvent {
     /// A connection's upgrade to a board's path completed; `stored` is the
     /// board as the store holds it when the hub did not hold it yet.
-    case joined(connection: UInt64, board: BoardAddress, stored: StoredBoard?)
+    /// `grant`: the token its upgrade request carried, verified (auth on).
+    case joined(connection: UInt64, board: BoardAddress, stored: StoredBoard?, grant: Grant? = nil)
     case left(connection: UInt64)
     /// One complete text frame, parsed by its board's kind (`HubCore.parse`);
     /// binary frames arrive as `.binary`.
@@ -29,6 +31,9 @@ enum HubAction: Equatable {
     /// Must-arrive frames shared by several connections (replica relays).
     case relay(frame: String, to: [UInt64])
     case close(connection: UInt64, code: UInt16, reason: String)
+    /// The connection presented a valid token: the shell's pre-token limits
+    /// (time to present one, bytes before one) stop applying to it.
+    case authenticated(connection: UInt64)
 }
 
 /// The hub's protocol as a state machine: events in, actions out, no I/O.
@@ -48,10 +53,19 @@ struct HubCore {
     var now: UInt64 = 0
     /// The N of the next `guest-N` (KINDS "Who is acting").
     private var nextGuest: UInt64 = 1
+    /// Checks tokens; nil on an open hub (A1). See `HubCore+Access.swift`.
+    let verifier: TokenVerifier?
+    /// The wall clock tokens are checked against; the shell sets it with `now`.
+    var wallClock = Date(timeIntervalSince1970: 0)
+    /// Connections waiting for their token, outside any board.
+    var awaiting: [UInt64: Awaiting] = [:]
+    /// When each token-holding connection's token runs out.
+    var expiries: [UInt64: Date] = [:]
 
-    init(hubReplica: ReplicaID, limits: HubLimits) {
+    init(hubReplica: ReplicaID, limits: HubLimits, verifier: TokenVerifier? = nil) {
         self.hubReplica = hubReplica
         self.limits = limits
+        self.verifier = verifier
     }
 
     /// Whether a new connection to `board` may join; the shell asks before the upgrade.
@@ -72,20 +86,30 @@ struct HubCore {
     /// Parses a text frame of `connection` by its board's kind; nil when the
     /// connection is on no board.
     func parse(connection: UInt64, _ bytes: UnsafeRawBufferPointer) -> ParsedFrame? {
-        guard let board = boardOf[connection], let room = boards[board] else { return nil }
+        guard let board = boardOf[connection], let room = boards[board] else {
+            guard awaiting[connection] != nil else { return nil }
+            switch AuthFields.token(in: bytes) {
+            case let .success((token, ref)):
+                return ParsedFrame(key: nil, ref: ref, isOperations: false, isHello: false, message: token, error: nil)
+            case let .failure(error):
+                return ParsedFrame(key: nil, ref: nil, isOperations: false, isHello: false, message: 0, error: error)
+            }
+        }
         return room.parse(bytes)
     }
 
     mutating func handle(_ event: HubEvent) -> [HubAction] {
         var actions: [HubAction] = []
         switch event {
-        case let .joined(connection, board, stored):
-            join(connection, board: board, stored: stored, actions: &actions)
+        case let .joined(connection, board, stored, grant):
+            arrive(connection, board: board, stored: stored, grant: grant, actions: &actions)
         case let .left(connection):
             leave(connection)
         case let .frame(connection, frame):
             counters.messagesIn += 1
-            if let error = frame.error {
+            if awaiting[connection] != nil {
+                authenticate(connection, frame: frame, actions: &actions)
+            } else if let error = frame.error {
                 refuseFrame(error, from: connection, ref: frame.ref, actions: &actions)
             } else {
                 receive(frame, from: connection, actions: &actions)
@@ -140,7 +164,7 @@ struct HubCore {
 
     // MARK: Membership
 
-    private mutating func join(_ connection: UInt64, board address: BoardAddress, stored: StoredBoard?, actions: inout [HubAction]) {
+    mutating func join(_ connection: UInt64, board address: BoardAddress, stored: StoredBoard?, actions: inout [HubAction]) {
         let board = address.key
         if boards[board] == nil {
             guard let kind = HostedKinds.kind(named: address.kind) else {
@@ -170,11 +194,14 @@ struct HubCore {
     }
 
     private mutating func leave(_ connection: UInt64) {
+        awaiting[connection] = nil
+        expiries[connection] = nil
         guard let board = boardOf.removeValue(forKey: connection) else { return }
         boards[board]?.members[connection] = nil
         boards[board]?.replicaMembers.remove(connection)
         boards[board]?.awaitingSync.removeAll { $0.connection == connection }
         boards[board]?.setName(nil, for: connection)
+        boards[board]?.setEditing(nil, for: connection)
         markForPublish(boards[board])
         if boards[board]?.members.isEmpty == true { boards[board]?.emptySince = now }
     }
@@ -190,6 +217,10 @@ struct HubCore {
             let have = frame.isOperations ? room.members[connection]?.replica.map { room.durableSeq(of: $0) } : nil
             refuseFrame(ProtocolError("rate_limited", "more than \(Int(limits.messagesPerSecond)) messages a second; this one was dropped"),
                         from: connection, ref: frame.isHello ? nil : frame.ref, have: have, actions: &actions)
+            return
+        }
+        if frame.isChange, room.members[connection]?.mayWrite == false {
+            forbid(frame, from: connection, in: room, actions: &actions)
             return
         }
         room.receive(frame, from: connection, core: &self, actions: &actions)
@@ -277,4 +308,10 @@ struct HubCounters: Equatable {
     var encodingFailures: UInt64 = 0
     var operationsRestamped: UInt64 = 0
     var boardsUnreadable: UInt64 = 0
+    /// Tokens accepted; refused (401/4401); changes or boards forbidden
+    /// (403/4403, `forbidden`); connections closed at their token's expiry.
+    var authAccepted: UInt64 = 0
+    var authRefused: UInt64 = 0
+    var authForbidden: UInt64 = 0
+    var authExpired: UInt64 = 0
 }

@@ -14,17 +14,18 @@ extension KindRoom {
     func parseFrame(_ bytes: UnsafeRawBufferPointer) -> ParsedFrame {
         do throws(ProtocolError) {
             let message = try Message.parse(bytes)
-            var isOperations = false, isHello = false
+            var isOperations = false, isHello = false, isChange = false
             switch message {
-            case .operations: isOperations = true
+            case .operations: isOperations = true; isChange = true
             case .hello: isHello = true
-            case .intent, .join, .editing: break
+            case .intent, .editing: isChange = true
+            case .join, .auth: break
             }
             return ParsedFrame(key: message.key, ref: message.ref, isOperations: isOperations, isHello: isHello,
-                               message: message, error: nil)
+                               message: message, error: nil, isChange: isChange)
         } catch {
             return ParsedFrame(key: nil, ref: WireDecoding.ref(inUnreadable: Data(bytes)), isOperations: false, isHello: false,
-                               message: 0, error: error)
+                               message: 0, error: error, isChange: false)
         }
     }
 
@@ -52,6 +53,8 @@ extension KindRoom {
             merge(operations, ref: ref, from: connection, core: &core, actions: &actions)
         case let .editing(item, ref):
             announceEditing(item, ref: ref, connection: connection, core: &core, actions: &actions)
+        case let .auth(token, ref):
+            core.refresh(connection, token: token, ref: ref, actions: &actions)
         }
     }
 
@@ -86,6 +89,16 @@ extension KindRoom {
 
     /// Who acts on this connection from now on (KINDS "Who is acting").
     private func join(_ name: String, ref: String?, connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
+        if let grant = members[connection]?.grant {
+            // A11: with tokens, the name is the token's.
+            if name == grant.displayName {
+                actions.append(.send(connection: connection, frame: HubMessage.ack(ref: ref, version: durableVersion)))
+            } else {
+                actions.append(.send(connection: connection, frame: HubMessage.rejected(
+                    ref: ref, code: "name_from_token", message: "your name here is \"\(grant.displayName)\", from your token; it cannot be changed")))
+            }
+            return
+        }
         if members[connection]?.replica != nil, members[connection]?.name != name {
             // A replica's operations carry its name; it changes it by a new hello.
             actions.append(.send(connection: connection, frame: HubMessage.rejected(
@@ -166,6 +179,12 @@ extension KindRoom {
             // is never a client's: taking it would let one rewrite the hub's history.
             actions.append(.send(connection: connection, frame: HubMessage.error(ProtocolError(
                 "bad_replica", "replica id \(hello.replica) is this board's own; pick a fresh random id"), replica: hello.replica)))
+            return
+        }
+        if let grant = members[connection]?.grant, hello.name != grant.displayName {
+            // A11: a replica's operations carry its token's name, no other.
+            actions.append(.send(connection: connection, frame: HubMessage.error(ProtocolError(
+                "not_your_name", "your token names you \"\(grant.displayName)\"; say hello with that name"), replica: hello.replica)))
             return
         }
         if let name = hello.name, members[connection]?.name != name {
