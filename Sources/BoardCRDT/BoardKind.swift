@@ -31,7 +31,9 @@ public protocol BoardKind {
     /// on who acts read `operation.author`. Must accept every change in every
     /// state (never trap) and be deterministic: what cannot take effect any
     /// more is `.unchanged` or `.refused`. Returns `.applied` exactly when the
-    /// state people see changed (the hub's `version` counts those); a
+    /// state changed, including what people do not see but later changes
+    /// depend on (a reminder moved across a deleted one's hidden place); the
+    /// hub's `version` counts those. A
     /// refusal changes nothing shown, though a kind may clear bookkeeping of
     /// what its author last saw (the Set table's `Player.lost`, SC2).
     static func apply(_ operation: Operation<Change>, to state: inout State) -> Outcome<Refusal>

@@ -50,16 +50,6 @@ extension TodoList {
             return .success(index + 1)
         }
 
-        /// The id of the nearest live item before `index` (nil: it is first).
-        func visibleNeighbour(before index: Int) -> String? {
-            var cursor = index - 1
-            while cursor >= 0 {
-                if !entries[cursor].isDeleted { return entries[cursor].id }
-                cursor -= 1
-            }
-            return nil
-        }
-
         /// Drops the oldest tombstones beyond `tombstonesKept`.
         mutating func forgetOldTombstones() {
             var tombstones = 0

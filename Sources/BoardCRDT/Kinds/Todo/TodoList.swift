@@ -136,14 +136,16 @@ public enum TodoList: BoardKind {
             case let .failure(refusal): return .refused(refusal)
             }
             if case let .failure(refusal) = state.position(after: after) { return .refused(refusal) }
-            let before = state.visibleNeighbour(before: index)
             let entry = state.entries.remove(at: index)
             guard case let .success(position) = state.position(after: after) else {
                 state.entries.insert(entry, at: index)
                 return .unchanged
             }
             state.entries.insert(entry, at: position)
-            return state.visibleNeighbour(before: position) == before ? .unchanged : .applied
+            // A move that keeps the order people see can still cross a
+            // deleted item's hidden place: that changes where later adds
+            // after the deleted item land (TC5), so it counts as a change.
+            return position == index ? .unchanged : .applied
         case let .delete(id):
             // T6, TC3: the item stays as a hidden anchor (TC5).
             switch state.liveIndex(of: id) {
