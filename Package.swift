@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
     ],
     targets: [
         // C stays in these two rooms.
@@ -51,6 +52,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ],
             resources: [.copy("Web")]
         ),
@@ -72,7 +74,9 @@ let package = Package(
         ),
 
         .testTarget(name: "BoardCRDTTests", dependencies: ["BoardCRDT"]),
-        .testTarget(name: "SyncHubTests", dependencies: ["SyncHub", "SyncWire", "BoardCRDT"]),
+        .testTarget(name: "SyncHubTests", dependencies: [
+            "SyncHub", "SyncWire", "BoardCRDT", .product(name: "JWTKit", package: "jwt-kit"),
+        ]),
         .testTarget(name: "SyncClientTests", dependencies: ["syncclient", "SyncWire", "BoardCRDT"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SyncWire"]),
     ]

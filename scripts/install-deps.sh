@@ -9,7 +9,8 @@
 #    (--no-browser leaves those two out). `apt-get update` runs only when a
 #    package is missing and apt does not know it yet.
 # 2. A Python 3 venv in .build/pyvenv with the test clients (websockets,
-#    pytest, selenium at the versions pinned below).
+#    pytest, selenium, PyJWT for minting test tokens independently of the hub,
+#    at the versions pinned below).
 # 3. The Autobahn|Testsuite (Python 2.7 venv in .build/autobahn-venv) through
 #    scripts/autobahn.sh --setup (--no-autobahn skips it).
 # The Swift toolchain itself is not installed here; it is checked for.
@@ -18,9 +19,9 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
-APT_PACKAGES=(libwebsockets-dev libwebsockets-evlib-ev libev-dev pkg-config libsqlite3-dev tmux python3-venv)
+APT_PACKAGES=(libwebsockets-dev libwebsockets-evlib-ev libev-dev pkg-config libsqlite3-dev tmux python3-venv openssl)
 BROWSER_PACKAGES=(chromium chromium-driver)
-PY_PACKAGES=(websockets==17.4 pytest==9.2.0 selenium==4.51.0)  # 4.52 needs a certifi newer than PyPI serves here
+PY_PACKAGES=(websockets==17.4 pytest==9.2.0 selenium==4.51.0 PyJWT==2.15.1 cryptography==50.0.2)  # selenium 4.52 needs a certifi newer than PyPI serves here
 PYVENV=$ROOT/.build/pyvenv
 
 BROWSER=1
