@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the wire decoders of every board kind with libFuzzer (issue #9,
 # docs/FUZZING.md): the letters' thin-intent fast path against the full
-# decoder; per kind (letters, set, stock) client frames, operations, replica frames,
+# decoder; per kind (letters, set, stock, todo) client frames, operations, replica frames,
 # checkpoints and states, and the engine (client and hub replicas) on what
 # decodes.
 #
@@ -34,7 +34,9 @@ SWIFTFLAGS=(-sanitize=fuzzer,address -parse-as-library -O -swift-version 6 -g -u
 # Every source of the two modules, kinds included (Sources/*/Kinds/**).
 mapfile -t crdt < <(find Sources/BoardCRDT -name '*.swift' | LC_ALL=C sort)
 mapfile -t wire < <(find Sources/SyncWire -name '*.swift' | LC_ALL=C sort)
-sources=("${crdt[@]}" "${wire[@]}" Tests/Fuzz/DecoderFuzz.swift)
+# The harness: DecoderFuzz.swift and the kinds' checks beside it (TodoFuzz.swift).
+mapfile -t harness < <(find Tests/Fuzz -maxdepth 1 -name '*.swift' | LC_ALL=C sort)
+sources=("${crdt[@]}" "${wire[@]}" "${harness[@]}")
 stale=0
 [[ -x $BIN ]] || stale=1
 # A file added or removed since the last build counts too.
@@ -54,7 +56,7 @@ if [[ $stale == 1 ]]; then
     # (-c) and linked apart: an executable built with -wmo -g would also
     # leave SyncWire-1.swiftmodule and friends in the current directory.
     swiftc "${SWIFTFLAGS[@]}" -wmo -module-name SyncWire -I "$OUT/modules" \
-        -c "${wire[@]}" Tests/Fuzz/DecoderFuzz.swift -o "$OUT/SyncWire.o"
+        -c "${wire[@]}" "${harness[@]}" -o "$OUT/SyncWire.o"
     swiftc "${SWIFTFLAGS[@]}" "$OUT/SyncWire.o" "$OUT/BoardCRDT.o" -o "$BIN"
     printf '%s\n' "${sources[@]}" > "$OUT/sources.txt"
 fi

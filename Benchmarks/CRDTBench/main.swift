@@ -14,6 +14,8 @@
 // 4. board kinds (Kinds.swift): the Set table next to the letter board,
 //    local apply and merges of 10,000 operations, client and hub settings.
 //    `crdt-bench kinds` runs only this part.
+// 5. shared reminders (Todo.swift): the todo list next to letters;
+//    `crdt-bench todo` runs only that.
 import BoardCRDT
 #if canImport(Glibc)
 import Glibc
@@ -216,6 +218,11 @@ func runLetterBoard() {
     print("runs: local \(rates.map { format($0 / 1e6) }) M ops/s; merge \(merges.map { format($0) }) ms")
 }
 
-if CommandLine.arguments.dropFirst().first != "kinds" { runLetterBoard() }
-runKinds(repetitions: 7, operations: 10_000)
+let command = CommandLine.arguments.dropFirst().first
+if command == "todo" {
+    runTodo(repetitions: 7, operations: 10_000, items: 1_000) // Todo.swift
+} else {
+    if command != "kinds" { runLetterBoard() }
+    runKinds(repetitions: 7, operations: 10_000)
+}
 if sink == 42 { print("") }

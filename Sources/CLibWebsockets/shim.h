@@ -45,12 +45,64 @@ static inline int swlws_refuse_upgrade(struct lws *wsi, unsigned int status, con
 {
     unsigned char buffer[LWS_PRE + 1200];
     char *text = (char *)&buffer[LWS_PRE];
-    const char *phrase = status == 400 ? "Bad Request" : status == 404 ? "Not Found" :
-                         status == 414 ? "URI Too Long" : status == 503 ? "Service Unavailable" : "Refused";
+    const char *phrase = status == 400 ? "Bad Request" : status == 401 ? "Unauthorized" :
+                         status == 403 ? "Forbidden" : status == 404 ? "Not Found" :
+                         status == 414 ? "URI Too Long" : status == 429 ? "Too Many Requests" :
+                         status == 503 ? "Service Unavailable" : "Refused";
+    /* 401/403 also carry the reason as an RFC 6750 challenge: a WebSocket
+       client (syncclient on lws) sees the headers of a refused upgrade, not its body. */
+    char challenge[260] = "";
+    if (status == 401 || status == 403) {
+        char reason[160];
+        size_t n = 0;
+        for (const char *c = body; *c && n < sizeof(reason) - 1; c++)
+            reason[n++] = (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20) ? '\'' : *c;
+        reason[n] = 0;
+        lws_snprintf(challenge, sizeof(challenge), "www-authenticate: Bearer realm=\"synchub\", error=\"%s\", "
+                     "error_description=\"%s\"\r\n", status == 401 ? "invalid_token" : "insufficient_scope", reason);
+    }
     int length = lws_snprintf(text, 1200 - 1,
-        "HTTP/1.1 %u %s\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: %d\r\n"
-        "connection: close\r\n\r\n%s\n", status, phrase, (int)strlen(body) + 1, body);
+        "HTTP/1.1 %u %s\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: %d\r\n%s"
+        "connection: close\r\n\r\n%s\n", status, phrase, (int)strlen(body) + 1, challenge, body);
     return lws_write(wsi, buffer + LWS_PRE, (size_t)length, LWS_WRITE_HTTP_HEADERS) != length;
+}
+
+/// Server side: a passphrase callback that has none, so an encrypted key
+/// fails to load instead of OpenSSL prompting on the terminal.
+static inline int swlws_no_passphrase(char *buffer, int size, int rwflag, void *data)
+{
+    (void)buffer; (void)size; (void)rwflag; (void)data;
+    return 0;
+}
+
+/// Server side: whether the PEM private key in `key_path` belongs to the
+/// first certificate in `cert_path`, the check a TLS server's handshake
+/// depends on (lws does not make it when the key's type differs from the
+/// certificate's). Returns 0 when it does; otherwise 1 and why in `buffer`.
+static inline int swlws_check_certificate_key(const char *cert_path, const char *key_path, char *buffer, size_t length)
+{
+    buffer[0] = 0;
+    FILE *file = fopen(cert_path, "r");
+    if (!file) { lws_snprintf(buffer, length, "cannot open the certificate file"); return 1; }
+    X509 *certificate = PEM_read_X509(file, NULL, swlws_no_passphrase, NULL);
+    fclose(file);
+    if (!certificate) { ERR_clear_error(); lws_snprintf(buffer, length, "no PEM certificate in the certificate file"); return 1; }
+    file = fopen(key_path, "r");
+    if (!file) { X509_free(certificate); lws_snprintf(buffer, length, "cannot open the key file"); return 1; }
+    EVP_PKEY *key = PEM_read_PrivateKey(file, NULL, swlws_no_passphrase, NULL);
+    fclose(file);
+    if (!key) {
+        X509_free(certificate);
+        ERR_clear_error();
+        lws_snprintf(buffer, length, "no unencrypted PEM private key in the key file");
+        return 1;
+    }
+    int belongs = X509_check_private_key(certificate, key);
+    EVP_PKEY_free(key);
+    X509_free(certificate);
+    ERR_clear_error();
+    if (!belongs) { lws_snprintf(buffer, length, "the private key is not the certificate's"); return 1; }
+    return 0;
 }
 
 /// An epoll-backed libev loop for lws to join as a foreign loop (lws's own
@@ -84,6 +136,38 @@ static inline void swlws_turn_watcher_stop(struct ev_loop *loop, struct swlws_tu
 {
     ev_prepare_stop(loop, &watcher->prepare);
     free(watcher);
+}
+
+/// Client side: the certificate problem OpenSSL found while checking a
+/// hub's chain (`x509_ctx` is the `user` of
+/// LWS_CALLBACK_OPENSSL_PERFORM_SERVER_CERT_VERIFICATION), as text, e.g.
+/// "self-signed certificate"; "" when the chain is fine.
+static inline void swlws_certificate_problem(void *x509_ctx, char *buffer, size_t length)
+{
+    buffer[0] = 0;
+    if (!x509_ctx || !length) return;
+    int error = X509_STORE_CTX_get_error((X509_STORE_CTX *)x509_ctx);
+    if (error == X509_V_OK) return;
+    lws_snprintf(buffer, length, "%s", X509_verify_cert_error_string(error));
+}
+
+/// Client side: appends `Authorization: VALUE` to an upgrade request from
+/// LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER (`in` is `unsigned char **`,
+/// `len` the room left). Returns nonzero when it does not fit.
+static inline int swlws_append_authorization(struct lws *wsi, void *in, size_t room, const char *value)
+{
+    unsigned char **p = (unsigned char **)in;
+    unsigned char *end = *p + room;
+    return lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, (const unsigned char *)value,
+                                        (int)strlen(value), p, end);
+}
+
+/// Client side: the `WWW-Authenticate` header of a refused upgrade into
+/// `buffer` ("" when absent), readable in LWS_CALLBACK_CLIENT_CONNECTION_ERROR.
+static inline void swlws_www_authenticate(struct lws *wsi, char *buffer, int length)
+{
+    buffer[0] = 0;
+    if (lws_hdr_copy(wsi, buffer, length, WSI_TOKEN_HTTP_WWW_AUTHENTICATE) < 0) buffer[0] = 0;
 }
 
 #endif

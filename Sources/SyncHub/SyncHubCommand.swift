@@ -14,7 +14,8 @@ struct SyncHubCommand: ParsableCommand {
             restarts; an ack is sent only once its change is on disk. --in-memory keeps nothing. \
             Also serves GET /healthz, GET /metrics (Prometheus) and the browser client at / and /b/NAME. \
             Every limit below is documented in docs/OPERATIONS.md.
-            """)
+            """,
+        subcommands: [TokenCommand.self])
 
     @Option(help: "TCP port to listen on (0 picks a free one).") var port: Int = 8080
     @Option(help: "Address to listen on (0.0.0.0 for all).") var host: String = "127.0.0.1"
@@ -42,9 +43,12 @@ struct SyncHubCommand: ParsableCommand {
     @Option(help: "Idempotency keys a board keeps in memory; older ones are looked up in the store (kept 7 days).") var rememberedKeysPerBoard = 4096
     @Option(help: "How the service thread waits for sockets: libev (epoll; cost per turn follows the busy sockets) or poll (lws's own loop; polls every socket each turn).") var eventLoop: String = "libev"
     @Option(help: "File descriptors provisioned for the service thread (lws fd_limit_per_thread).") var fdLimit: UInt32 = 200_000
+    @OptionGroup(title: "Authentication") var auth: AuthOptions
+    @OptionGroup(title: "TLS, origins and abuse limits") var transport: TransportOptions
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
+        try auth.checkOpenMode(host: host)
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical") }
         guard maxMessageBytes >= 256 else { throw ValidationError("--max-message-bytes must be at least 256") }
         guard rate > 0, burst >= 1 else { throw ValidationError("--rate must be > 0 and --burst >= 1") }
@@ -78,6 +82,7 @@ struct SyncHubCommand: ParsableCommand {
         options.fdLimit = fdLimit
         options.eventLoop = EventLoopKind(rawValue: eventLoop) ?? .libev
         options.handshakeTimeoutSeconds = handshakeTimeoutSeconds
+        options.tls = transport.tlsFiles
         var limits = HubLimits()
         limits.messagesPerSecond = rate
         limits.messageBurst = burst
@@ -97,7 +102,8 @@ struct SyncHubCommand: ParsableCommand {
         StopSignals.install { stopRequest.fire() }
         let hub: HubServer
         do {
-            hub = try HubServer(options: options, limits: limits, dataDirectory: inMemory ? nil : data,
+            hub = try HubServer(options: options, limits: limits, policy: transport.policy(authRequired: false),
+                                dataDirectory: inMemory ? nil : data,
                                 fsyncEachCommit: sync == "full", echo: echo, logger: logger)
         } catch {
             throw ValidationError("\(error)")
@@ -110,7 +116,7 @@ struct SyncHubCommand: ParsableCommand {
                     logger.warning("libev plugin for libwebsockets not found (install libwebsockets-evlib-ev); using poll")
                 }
                 let store = inMemory ? "in memory" : "store \(data)/boards.sqlite"
-                FileHandle.standardError.write(Data("synchub listening on ws://\(host):\(boundPort) (\(store))\n".utf8))
+                FileHandle.standardError.write(Data("synchub listening on \(options.tls == nil ? "ws" : "wss")://\(host):\(boundPort) (\(store))\n".utf8))
             }
         } catch {
             throw ValidationError(error.message)

@@ -5,8 +5,22 @@ public final class ClientConnection: @unchecked Sendable {
     public let url: WebSocketURL
     public internal(set) var isOpen = false
     public internal(set) var isFinished = false
+    /// The HTTP status of an upgrade the hub refused (e.g. 401, 403); nil
+    /// when the upgrade succeeded or no answer came.
+    public internal(set) var refusedStatus: Int?
+    /// The hub's words with a refused upgrade: the `error_description` of its
+    /// `WWW-Authenticate` header (RFC 6750), or "" when it gave none.
+    public internal(set) var refusedReason = ""
+    /// The close code and reason the hub sent (e.g. 4401 "token expired").
+    public internal(set) var closeCode: Int?
+    public internal(set) var closeReason = ""
+    /// What the TLS check found wrong with the hub's certificate, e.g.
+    /// "self-signed certificate"; nil when it found nothing.
+    public internal(set) var certificateProblem: String?
 
     var wsi: OpaquePointer?
+    /// `Authorization` header value of the upgrade (`Bearer TOKEN`), C string kept alive with the connection.
+    var authorization: [CChar]?
     /// Client frames are masked in place by lws_write, so each is its own copy.
     var outgoing: [OutgoingFrame] = []
     var outgoingHead = 0

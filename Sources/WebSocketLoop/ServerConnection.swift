@@ -13,8 +13,12 @@ public final class ServerConnection: @unchecked Sendable {
     public let id: UInt64
     /// The request path, e.g. `/boards/kitchen`.
     public let path: String
+    /// The hub's answer when it let the upgrade in: the endpoint and its grant.
+    public let admission: Admission
     /// The endpoint chosen when the upgrade was accepted.
-    public let route: Route
+    public var route: Route { admission.route }
+    /// The peer's IP address as text (logs, per-address limits).
+    public let peerAddress: String
 
     let wsi: OpaquePointer
     var latest: OutgoingFrame?
@@ -27,10 +31,11 @@ public final class ServerConnection: @unchecked Sendable {
     var receiveBuffer: [UInt8] = []
     var receivePaused = false
 
-    init(id: UInt64, path: String, route: Route, wsi: OpaquePointer) {
+    init(id: UInt64, path: String, admission: Admission, peerAddress: String, wsi: OpaquePointer) {
         self.id = id
         self.path = path
-        self.route = route
+        self.admission = admission
+        self.peerAddress = peerAddress
         self.wsi = wsi
     }
 

@@ -24,12 +24,16 @@ public struct HTTPResponse: Sendable {
 
 /// The application side of the server. Every call comes on the service thread.
 public protocol ServerDelegate: AnyObject {
-    /// Decides, before the upgrade, which endpoint a path reaches.
-    func route(path: String) -> Result<Route, HTTPRefusal>
+    /// Decides, before the upgrade, whether a WebSocket request is let in and
+    /// which endpoint it reaches. A refusal is answered with its HTTP status
+    /// and message and the socket is closed; nothing is upgraded.
+    /// Called exactly once per upgrade attempt (counting attempts is safe).
+    func admit(upgrade request: RequestHead) -> Result<Admission, HTTPRefusal>
     func opened(_ connection: ServerConnection)
     func received(_ connection: ServerConnection, message: UnsafeRawBufferPointer, isText: Bool)
     func closed(_ connection: ServerConnection)
-    func respond(toGET path: String) -> HTTPResponse
+    /// Answers a plain GET (pages, /healthz, /metrics).
+    func respond(to request: RequestHead) -> HTTPResponse
     /// About four times a second, and once more when a stop begins.
     func tick(nowNanos: UInt64)
     /// After every turn of the service loop: the place to fold the turn's

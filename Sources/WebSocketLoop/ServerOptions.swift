@@ -19,6 +19,10 @@ public struct ServerOptions: Sendable {
     public var stallSeconds: UInt64 = 15
     /// How the service thread waits for sockets.
     public var eventLoop: EventLoopKind = .libev
+    /// With files, the server speaks only TLS (`wss://`, `https://`) on its port.
+    public var tls: TLSFiles?
+    /// Bytes of request headers lws keeps per request (a bearer token must fit).
+    public var maxHeaderBytes: UInt16 = 8192
     public init() {}
 }
 

@@ -44,11 +44,15 @@ public final class WebSocketClient: @unchecked Sendable {
     private let eventLoop: EventLoopKind
     private var evLoop: OpaquePointer?
     private var ticker: pthread_t?
+    /// How `wss://` hubs are checked; nil: this loop makes plain `ws://` connections only.
+    public let tls: ClientTLS?
 
-    public init(fdLimit: UInt32 = 4096, tickMicros: UInt32 = 50_000, eventLoop: EventLoopKind = .libev) {
+    /// `tls`: needed for `wss://` URLs (it loads OpenSSL and the trusted CAs once per loop).
+    public init(fdLimit: UInt32 = 4096, tickMicros: UInt32 = 50_000, eventLoop: EventLoopKind = .libev, tls: ClientTLS? = nil) {
         self.fdLimit = fdLimit
         self.eventLoop = eventLoop
         self.tickMicros = tickMicros
+        self.tls = tls
         protocols = .allocate(capacity: 2)
         protocols.initialize(repeating: lws_protocols(), count: 2)
         protocols[0].name = UnsafePointer(protocolName)
@@ -72,8 +76,17 @@ public final class WebSocketClient: @unchecked Sendable {
         info.timeout_secs = 10
         info.connect_timeout_secs = 5
         info.user = Unmanaged.passUnretained(self).toOpaque()
+        if let tls {
+            info.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
+            // `--ca FILE` replaces the system's CAs: trust exactly what was named.
+            if tls.caFile != nil { info.options |= UInt64(LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS) }
+        }
         let loop = eventLoop == .libev ? swlws_ev_loop_new() : nil
         var foreignLoops: [UnsafeMutableRawPointer?] = [loop.map { UnsafeMutableRawPointer($0) }]
+        // Read while the context is created (the CA file is loaded then), freed after.
+        let caFile = tls?.caFile.map { strdup($0) } ?? nil
+        defer { free(caFile) }
+        info.client_ssl_ca_filepath = UnsafePointer(caFile)
         context = foreignLoops.withUnsafeMutableBufferPointer { loops in
             if loop != nil {
                 info.options |= UInt64(LWS_SERVER_OPTION_LIBEV)
@@ -148,16 +161,22 @@ public final class WebSocketClient: @unchecked Sendable {
 
     /// Starts a connection (loop thread). `sourceAddress` binds the local end
     /// (127.0.0.x) so a load test can pass the ephemeral-port limit of one address.
+    /// `bearerToken` goes out as `Authorization: Bearer TOKEN` on the upgrade.
     @discardableResult
-    public func connect(to url: WebSocketURL, sourceAddress: String? = nil) -> ClientConnection {
+    public func connect(to url: WebSocketURL, sourceAddress: String? = nil, bearerToken: String? = nil) -> ClientConnection {
         nextID += 1
         let connection = ClientConnection(id: nextID, url: url)
+        connection.authorization = bearerToken.map { Array("Bearer \($0)".utf8CString) }
+        guard !url.isSecure || tls != nil else {
+            finish(connection, reason: "\(url.scheme):// needs a client loop started with TLS")
+            return connection
+        }
         let key = Unmanaged.passUnretained(connection).toOpaque()
         connections[key] = connection
         var info = lws_client_connect_info()
         info.context = context
         info.port = Int32(url.port)
-        info.ssl_connection = 0
+        info.ssl_connection = url.isSecure ? (tls?.connectFlags ?? 0) : 0
         info.ietf_version_or_minus_one = -1
         info.protocol = nil
         info.userdata = Unmanaged.passUnretained(connection).toOpaque()
@@ -225,6 +244,16 @@ public final class WebSocketClient: @unchecked Sendable {
 
     fileprivate func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
                             _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        if reason == LWS_CALLBACK_OPENSSL_PERFORM_SERVER_CERT_VERIFICATION {
+            // `user` is OpenSSL's X509_STORE_CTX here, `length` preverify_ok;
+            // the connection is the wsi's own user pointer.
+            if length == 0, let own = lws_wsi_user(wsi), let connection = connections[own], connection.certificateProblem == nil {
+                var text = [CChar](repeating: 0, count: 256)
+                swlws_certificate_problem(user, &text, text.count)
+                connection.certificateProblem = String(cString: text)
+            }
+            return 0
+        }
         if reason == LWS_CALLBACK_EVENT_WAIT_CANCELLED {
             let work = inbox.withLock { queue -> [@Sendable () -> Void] in
                 defer { queue.removeAll(keepingCapacity: true) }
@@ -237,6 +266,12 @@ public final class WebSocketClient: @unchecked Sendable {
             return lws_callback_http_dummy(wsi, reason, user, input, length)
         }
         switch reason {
+        case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
+            guard let authorization = connection.authorization, let input else { break }
+            let failed = authorization.withUnsafeBufferPointer { value in
+                swlws_append_authorization(wsi, input, length, value.baseAddress) != 0
+            }
+            if failed { return -1 }
         case LWS_CALLBACK_WSI_DESTROY:
             finish(connection, reason: "the connection to the hub was lost")
             connections[user] = nil
@@ -245,7 +280,7 @@ public final class WebSocketClient: @unchecked Sendable {
             delegate?.connected(connection)
         case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
             let text = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "connection failed"
-            finish(connection, reason: text)
+            finish(connection, reason: connectionError(wsi, connection, lwsText: text))
         case LWS_CALLBACK_CLIENT_CLOSED:
             finish(connection, reason: closeReasons.removeValue(forKey: connection.id) ?? "the connection to the hub was lost")
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
@@ -253,6 +288,8 @@ public final class WebSocketClient: @unchecked Sendable {
                 let bytes = input.assumingMemoryBound(to: UInt8.self)
                 let code = Int(bytes[0]) << 8 | Int(bytes[1])
                 let text = String(decoding: UnsafeBufferPointer(start: bytes + 2, count: length - 2), as: UTF8.self)
+                connection.closeCode = code
+                connection.closeReason = text
                 closeReasons[connection.id] = "closed by the hub (\(code)\(text.isEmpty ? "" : ": " + text))"
             }
         case LWS_CALLBACK_CLIENT_RECEIVE:
@@ -287,6 +324,26 @@ public final class WebSocketClient: @unchecked Sendable {
     }
 
     private var closeReasons: [UInt64: String] = [:]
+
+    /// Why a connection failed, for a person: a refused certificate or a
+    /// refused upgrade (its HTTP status, read while lws still holds the
+    /// answer's headers), else lws's own words.
+    private func connectionError(_ wsi: OpaquePointer, _ connection: ClientConnection, lwsText: String) -> String {
+        if let problem = connection.certificateProblem {
+            return "the hub's TLS certificate was refused: \(problem)"
+        }
+        if connection.url.isSecure, lwsText.hasPrefix("connect SSL err") || lwsText.hasPrefix("connect SYSCALL") {
+            // OpenSSL's own text here is a bare error number.
+            return "the TLS handshake failed (does the hub serve wss:// on this port?): \(lwsText)"
+        }
+        let status = Int(lws_http_client_http_response(wsi))
+        guard status >= 300, status != 101 else { return lwsText }
+        connection.refusedStatus = status
+        var header = [CChar](repeating: 0, count: 512)
+        swlws_www_authenticate(wsi, &header, Int32(header.count))
+        connection.refusedReason = BearerChallenge(String(cString: header)).description ?? ""
+        return "the hub refused the connection (HTTP \(status)\(connection.refusedReason.isEmpty ? "" : ": " + connection.refusedReason))"
+    }
 }
 
 private func clientCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,

@@ -32,6 +32,10 @@ public final class WebSocketServer: @unchecked Sendable {
     /// Scratch buffer for writing several frames at once (service thread only).
     private let batch = FrameBatch(capacity: 64 * 1024)
     private var lastTick: UInt64 = 0
+    /// Upgrades the delegate admitted that have not reached ESTABLISHED yet,
+    /// by their lws handle: taken at ESTABLISHED, dropped at WSI_DESTROY, and
+    /// forgotten after the handshake timeout in any case.
+    private var pendingAdmissions: [OpaquePointer: (admission: Admission, since: UInt64)] = [:]
 
     // Tables and strings lws keeps pointers to: they live as long as the server.
     private let protocols: UnsafeMutablePointer<lws_protocols>
@@ -39,6 +43,9 @@ public final class WebSocketServer: @unchecked Sendable {
     private let protocolName = strdup("synchub")
     private let vhostName = strdup("synchub")
     private let iface: UnsafeMutablePointer<CChar>?
+    private let certificatePath: UnsafeMutablePointer<CChar>?
+    private let keyPath: UnsafeMutablePointer<CChar>?
+    private let alpn = strdup("http/1.1")
 
     public init(options: ServerOptions) {
         self.options = options
@@ -55,6 +62,8 @@ public final class WebSocketServer: @unchecked Sendable {
             secs_since_valid_ping: options.pingAfterSeconds,
             secs_since_valid_hangup: options.hangupAfterSeconds, jitter_percent: 0))
         iface = options.host == "0.0.0.0" || options.host.isEmpty ? nil : strdup(options.host)
+        certificatePath = options.tls.map { strdup($0.certificatePath) }
+        keyPath = options.tls.map { strdup($0.keyPath) }
     }
 
     deinit {
@@ -63,13 +72,16 @@ public final class WebSocketServer: @unchecked Sendable {
         free(protocolName)
         free(vhostName)
         free(iface)
+        free(certificatePath)
+        free(keyPath)
+        free(alpn)
     }
 
     /// Creates the context and services it on the calling thread until
     /// `stop()`. Calls `listening` with the bound port once it accepts.
     public func run(listening: (Int) -> Void) throws(HTTPRefusal) {
         serviceThread = pthread_self()
-        lws_set_log_level(Int32(LLL_ERR), nil)
+        lws_set_log_level(Int32(LLL_ERR), emitLibwebsocketsLog)
         var info = lws_context_creation_info()
         info.port = Int32(options.port)
         info.iface = UnsafePointer(iface)
@@ -80,6 +92,17 @@ public final class WebSocketServer: @unchecked Sendable {
         info.timeout_secs = options.handshakeTimeoutSeconds
         info.fd_limit_per_thread = options.fdLimit
         info.user = Unmanaged.passUnretained(self).toOpaque()
+        info.max_http_header_data = options.maxHeaderBytes
+        if options.tls != nil {
+            // TLS only: a plain request on this port fails its handshake
+            // (no LWS_SERVER_OPTION_ALLOW_NON_SSL_ON_SSL_PORT). HTTP/1.1 only
+            // over ALPN: WebSockets over HTTP/2 are not something we serve.
+            info.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
+            info.ssl_cert_filepath = UnsafePointer(certificatePath)
+            info.ssl_private_key_filepath = UnsafePointer(keyPath)
+            info.alpn = UnsafePointer(alpn)
+        }
+        libwebsocketsErrors.withLock { $0 = [] }
         var evLoop = options.eventLoop == .libev ? swlws_ev_loop_new() : nil
         var foreignLoops: [UnsafeMutableRawPointer?] = [evLoop.map { UnsafeMutableRawPointer($0) }]
         var created: OpaquePointer? = foreignLoops.withUnsafeMutableBufferPointer { loops in
@@ -98,7 +121,12 @@ public final class WebSocketServer: @unchecked Sendable {
             created = lws_create_context(&info)
         }
         guard let context = created else {
-            throw HTTPRefusal(status: 0, message: "could not listen on \(options.host):\(options.port) (in use, or not an address of this machine?)")
+            let said = libwebsocketsErrors.withLock { $0 }.joined(separator: "; ")
+            let detail = said.isEmpty ? "" : " (libwebsockets: \(said))"
+            if let tls = options.tls {
+                throw HTTPRefusal(status: 0, message: "could not start TLS on \(options.host):\(options.port) with --tls-cert \(tls.certificatePath) --tls-key \(tls.keyPath): the address is in use or not of this machine, or the certificate and key are not a PEM pair that belongs together\(detail)")
+            }
+            throw HTTPRefusal(status: 0, message: "could not listen on \(options.host):\(options.port) (in use, or not an address of this machine?)\(detail)")
         }
         wakeable.withLock { $0 = LiveContext(pointer: context) }
         let port = lws_get_vhost_listen_port(lws_get_vhost_by_name(context, vhostName))
@@ -247,11 +275,14 @@ public final class WebSocketServer: @unchecked Sendable {
                             _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         switch reason {
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-            if case let .failure(refusal) = route(wsi) {
+            switch admit(wsi) {
+            case let .failure(refusal):
                 _ = swlws_refuse_upgrade(wsi, refusal.status, String(refusal.message.prefix(900)))
                 return 1
+            case let .success(admission):
+                pendingAdmissions[wsi] = (admission, Self.nowNanos())
+                return 0
             }
-            return 0
         case LWS_CALLBACK_ESTABLISHED:
             return established(wsi, user)
         case LWS_CALLBACK_RECEIVE:
@@ -281,30 +312,29 @@ public final class WebSocketServer: @unchecked Sendable {
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             drainInbox()
             return 0
+        case LWS_CALLBACK_WSI_DESTROY:
+            // An upgrade admitted but never established (its handshake failed).
+            pendingAdmissions[wsi] = nil
+            return lws_callback_http_dummy(wsi, reason, user, input, length)
         default:
             return lws_callback_http_dummy(wsi, reason, user, input, length)
         }
     }
 
-    private func route(_ wsi: OpaquePointer) -> Result<Route, HTTPRefusal> {
-        var buffer = [CChar](repeating: 0, count: 512)
-        let count = swlws_request_path(wsi, &buffer, Int32(buffer.count))
-        guard count > 0 else { return .failure(HTTPRefusal(status: 414, message: "request path missing or longer than 511 bytes")) }
-        let path = String(decoding: buffer[..<Int(count)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    private func admit(_ wsi: OpaquePointer) -> Result<Admission, HTTPRefusal> {
+        guard let path = requestPath(wsi) else { return .failure(HTTPRefusal(status: 414, message: "request path missing or longer than 511 bytes")) }
         guard let delegate else { return .failure(HTTPRefusal(status: 503, message: "hub is stopping")) }
         if stopRequested.load(ordering: .relaxed) { return .failure(HTTPRefusal(status: 503, message: "hub is stopping")) }
-        return delegate.route(path: path)
+        return delegate.admit(upgrade: requestHead(wsi, path: path))
     }
 
     private func established(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
-        guard let user, case let .success(route) = route(wsi) else { return -1 }
-        var buffer = [CChar](repeating: 0, count: 512)
-        let count = max(0, Int(swlws_request_path(wsi, &buffer, Int32(buffer.count))))
+        guard let user, let admission = pendingAdmissions.removeValue(forKey: wsi)?.admission,
+              !stopRequested.load(ordering: .relaxed) else { return -1 }
         nextConnectionID += 1
         let connection = ServerConnection(
-            id: nextConnectionID,
-            path: String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self),
-            route: route, wsi: wsi)
+            id: nextConnectionID, path: requestPath(wsi) ?? "", admission: admission,
+            peerAddress: peerAddress(wsi), wsi: wsi)
         user.storeBytes(of: Unmanaged.passRetained(connection).toOpaque(), as: UnsafeMutableRawPointer?.self)
         connections[connection.id] = connection
         delegate?.opened(connection)
@@ -395,6 +425,7 @@ public final class WebSocketServer: @unchecked Sendable {
         if now - lastTick >= 250_000_000 {
             lastTick = now
             closeStalled(now: now)
+            forgetStaleAdmissions(now: now)
             delegate?.tick(nowNanos: now)
         }
     }
@@ -411,12 +442,18 @@ public final class WebSocketServer: @unchecked Sendable {
         }
     }
 
+    private func forgetStaleAdmissions(now: UInt64) {
+        guard !pendingAdmissions.isEmpty else { return }
+        let bound = (UInt64(options.handshakeTimeoutSeconds) + 1) * 1_000_000_000
+        pendingAdmissions = pendingAdmissions.filter { now &- $0.value.since < bound }
+    }
+
     // MARK: Plain HTTP
 
     private func http(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         guard let user, let input else { return -1 }
         let path = String(cString: input.assumingMemoryBound(to: CChar.self))
-        let response = delegate?.respond(toGET: path)
+        let response = delegate?.respond(to: requestHead(wsi, path: path))
             ?? HTTPResponse(status: 503, contentType: "text/plain", body: Array("stopping\n".utf8))
         if swlws_write_http_headers(wsi, response.status, response.contentType, response.body.count, response.cacheable ? 0 : 1) != 0 {
             return -1
@@ -436,6 +473,60 @@ public final class WebSocketServer: @unchecked Sendable {
         return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
     }
 
+    // MARK: Request headers
+
+    private func requestPath(_ wsi: OpaquePointer) -> String? {
+        var buffer = [CChar](repeating: 0, count: 512)
+        let count = swlws_request_path(wsi, &buffer, Int32(buffer.count))
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<Int(count)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Reads what the delegate decides on; the query's values stay here.
+    private func requestHead(_ wsi: OpaquePointer, path: String) -> RequestHead {
+        RequestHead(
+            path: path,
+            queryNames: queryNames(wsi),
+            origin: header(wsi, WSI_TOKEN_ORIGIN),
+            host: header(wsi, WSI_TOKEN_HOST),
+            bearerToken: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION).flatMap(RequestHead.bearerToken(fromAuthorization:)),
+            peerAddress: peerAddress(wsi),
+            isTLS: options.tls != nil)
+    }
+
+    private func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
+        let length = Int(lws_hdr_total_length(wsi, token))
+        guard length > 0 else { return nil }
+        var buffer = [CChar](repeating: 0, count: length + 1)
+        let count = lws_hdr_copy(wsi, &buffer, Int32(buffer.count), token)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<Int(count)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The url-decoded names of the query's parameters (lws keeps each
+    /// `name=value` as one fragment of WSI_TOKEN_HTTP_URI_ARGS).
+    private func queryNames(_ wsi: OpaquePointer) -> [String] {
+        let total = Int(lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS))
+        guard total > 0 else { return [] }
+        var buffer = [CChar](repeating: 0, count: total + 1)
+        var names: [String] = []
+        var index: Int32 = 0
+        while true {
+            let count = lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, index)
+            guard count >= 0 else { break }
+            let name = buffer[..<Int(count)].prefix { $0 != 0x3D }  // up to "="
+            names.append(String(decoding: name.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            index += 1
+        }
+        return names
+    }
+
+    private func peerAddress(_ wsi: OpaquePointer) -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        swlws_peer_address(wsi, &buffer, buffer.count)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     fileprivate static func connection(_ user: UnsafeMutableRawPointer?) -> ServerConnection? {
         guard let user, let raw = user.load(as: UnsafeMutableRawPointer?.self) else { return nil }
         return Unmanaged<ServerConnection>.fromOpaque(raw).takeUnretainedValue()
@@ -452,6 +543,21 @@ struct LiveContext: @unchecked Sendable {
 private final class PendingHTTPBody {
     let frame: OutgoingFrame
     init(_ frame: OutgoingFrame) { self.frame = frame }
+}
+
+/// libwebsockets' error lines since the last context creation began, so a
+/// failed start can say what lws saw (a bad key, a port in use).
+private let libwebsocketsErrors = Mutex<[String]>([])
+
+/// Where lws logs go: standard error, as lws would print them, and the
+/// list above (bounded) for the start-up error message.
+private func emitLibwebsocketsLog(_ level: Int32, _ line: UnsafePointer<CChar>?) {
+    guard let line else { return }
+    _ = write(2, line, strlen(line))
+    let text = String(String(cString: line).split(whereSeparator: \.isNewline).joined(separator: " "))
+    libwebsocketsErrors.withLock { errors in
+        if errors.count < 8, !text.isEmpty { errors.append(text) }
+    }
 }
 
 /// The C callback: finds the server through the context's user pointer.

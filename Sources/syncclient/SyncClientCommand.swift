@@ -8,11 +8,13 @@ struct SyncClientCommand: ParsableCommand {
         commandName: "syncclient",
         abstract: "Watch, play, script and load-test SyncHub letter boards.",
         discussion: """
-            URL is ws://HOST:PORT/boards/NAME. One-shot commands exit 0 once the hub acknowledged, \
+            URL is ws://HOST:PORT/boards/NAME, or wss://... for a hub with TLS (--ca FILE, --insecure). \
+            A hub that checks tokens takes --token TOKEN or SYNCHUB_TOKEN (a refused token: exit 2, \
+            "not allowed: ..."). One-shot commands exit 0 once the hub acknowledged, \
             1 when it refused (its message on standard error), 2 on a usage or connection error.
             """,
         subcommands: [WatchCommand.self, StateCommand.self, SelectCommand.self, DeselectCommand.self,
-                      MoveCommand.self, ResetCommand.self, SendCommand.self, StockCommand.self, BenchCommand.self])
+                      MoveCommand.self, ResetCommand.self, SendCommand.self, StockCommand.self, TodoCommand.self, BenchCommand.self])
 
     /// Parses and runs like ArgumentParser's own `main`, except that usage
     /// errors exit 2 (CONTRACT) instead of 64.

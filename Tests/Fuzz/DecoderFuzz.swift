@@ -8,7 +8,7 @@
 // `swiftc -sanitize=fuzzer,address -parse-as-library -O`.
 //
 // Every input goes through every kind (`LetterBoard`, `SetTable`,
-// `FruitStock`), and:
+// `FruitStock`, `TodoList`: its own checks are in TodoFuzz.swift), and:
 //  1. letters only: `ThinIntentScanner.scan` (the fast path) against the full
 //     JSON decoder on the same frame. `ClientMessage.parse` tries the scanner
 //     first and the full decoder is private, so the full path is reached by
@@ -64,6 +64,9 @@ enum DecoderFuzz {
         KindFuzz<LetterBoard>.run(bytes, parsed: letters)
         KindFuzz<SetTable>.run(bytes, parsed: KindFuzz<SetTable>.parse(bytes))
         KindFuzz<FruitStock>.run(bytes, parsed: KindFuzz<FruitStock>.parse(bytes))
+        let todo = KindFuzz<TodoList>.parse(bytes)
+        KindFuzz<TodoList>.run(bytes, parsed: todo)
+        TodoOracle.check(bytes, parsed: todo) // TodoFuzz.swift
     }
 
     /// The replicas of the engine check. Inputs may name these ids too;
@@ -406,6 +409,8 @@ enum KindFuzz<Kind: FuzzedKind> {
             case let .join(name, ref): [DecoderFuzz.utf8(name), DecoderFuzz.utf8(ref)]
             case let .operations(operations, ref): [DecoderFuzz.utf8(ref)] + operations.map { DecoderFuzz.utf8($0.author) }
             case let .hello(hello): [DecoderFuzz.utf8(hello.name)]
+            case let .editing(id, ref): [DecoderFuzz.utf8(id), DecoderFuzz.utf8(ref)]
+            case let .auth(token, ref): [DecoderFuzz.utf8(token), DecoderFuzz.utf8(ref)]
             }
         }
         return a == b && strings(a) == strings(b)
@@ -427,6 +432,17 @@ enum KindFuzz<Kind: FuzzedKind> {
             text = Message.joinFrame(name: name, ref: ref)
         case let .hello(hello):
             text = Message.helloFrame(hello)
+        case let .editing(id, ref):
+            text = Message.editingFrame(id: id, ref: ref)
+        case let .auth(token, ref):
+            // No client encoder for `auth` (the pages and syncclient write it): as they do.
+            var frame = "{\"type\":\"auth\",\"token\":"
+            HubMessage.appendJSONString(token, to: &frame)
+            if let ref {
+                frame += ",\"ref\":"
+                HubMessage.appendJSONString(ref, to: &frame)
+            }
+            text = frame + "}"
         case let .operations(operations, ref):
             text = Message.operationsFrame(operations, ref: ref)
             for operation in operations { checkOperation(operation, input: bytes) }

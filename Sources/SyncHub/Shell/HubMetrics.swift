@@ -24,6 +24,15 @@ final class HubMetrics {
     private let encodingFailures: Counter
     private let restamped: Counter
     private let unreadable: Counter
+    private let connectsRateLimited: Counter
+    private let queryTokensRefused: Counter
+    private let originsRefused: Counter
+    private let unauthenticatedRefused: Counter
+    private let authTimeouts: Counter
+    private let preauthOverruns: Counter
+    private let unauthenticated: Gauge
+    private let trackedAddresses: Gauge
+    private var lastGate = GateCounters()
     private var lastCounters = HubCounters()
     private var lastStats = ServerStats()
 
@@ -46,11 +55,21 @@ final class HubMetrics {
         encodingFailures = registry.makeCounter(name: "synchub_encoding_failures_total", help: "Frames the hub could not encode (connections closed with 1011)")
         restamped = registry.makeCounter(name: "synchub_operations_restamped_total", help: "Replica operations re-stamped after ones already integrated (an ack is final)")
         unreadable = registry.makeCounter(name: "synchub_boards_unreadable_total", help: "Boards whose stored data could not be loaded (joins closed with 1011)")
+        connectsRateLimited = registry.makeCounter(name: "synchub_connects_rate_limited_total", help: "Upgrades refused with 429: over --max-connects-per-minute from one address")
+        queryTokensRefused = registry.makeCounter(name: "synchub_query_tokens_refused_total", help: "Requests refused with 400 for a token in the query string")
+        originsRefused = registry.makeCounter(name: "synchub_origins_refused_total", help: "Upgrades refused with 403 for an Origin not allowed")
+        unauthenticatedRefused = registry.makeCounter(name: "synchub_unauthenticated_refused_total", help: "Upgrades refused with 503: --max-unauthenticated connections already wait for a token")
+        authTimeouts = registry.makeCounter(name: "synchub_auth_timeouts_total", help: "Connections closed with 4401 for presenting no valid token in time")
+        preauthOverruns = registry.makeCounter(name: "synchub_preauth_bytes_exceeded_total", help: "Connections closed with 4401 for sending more than --max-preauth-bytes before a valid token")
+        unauthenticated = registry.makeGauge(name: "synchub_unauthenticated_connections", help: "Board connections open that have not presented a valid token yet (auth on)")
+        trackedAddresses = registry.makeGauge(name: "synchub_connect_rate_addresses", help: "Peer addresses whose connect rate is remembered")
     }
 
     /// Brings the registry up to date and renders it.
-    func render(counters: HubCounters, stats: ServerStats, connectionCount: Int, boardCount: Int) -> [UInt8] {
+    func render(counters: HubCounters, stats: ServerStats, gate: UpgradeGate, connectionCount: Int, boardCount: Int) -> [UInt8] {
         connections.set(Int64(connectionCount))
+        unauthenticated.set(Int64(gate.unauthenticatedCount))
+        trackedAddresses.set(Int64(gate.trackedAddresses))
         boards.set(Int64(boardCount))
         func bump(_ counter: Counter, _ now: UInt64, _ before: UInt64) {
             if now > before { counter.increment(by: Int64(now - before)) }
@@ -71,6 +90,14 @@ final class HubMetrics {
         bump(drops, stats.statesReplaced, lastStats.statesReplaced)
         bump(stalled, stats.stalledClosed, lastStats.stalledClosed)
         bump(oversized, stats.oversizedClosed, lastStats.oversizedClosed)
+        let door = gate.counters
+        bump(connectsRateLimited, door.connectsRateLimited, lastGate.connectsRateLimited)
+        bump(queryTokensRefused, door.queryTokensRefused, lastGate.queryTokensRefused)
+        bump(originsRefused, door.originsRefused, lastGate.originsRefused)
+        bump(unauthenticatedRefused, door.unauthenticatedRefused, lastGate.unauthenticatedRefused)
+        bump(authTimeouts, door.authTimeouts, lastGate.authTimeouts)
+        bump(preauthOverruns, door.preauthOverruns, lastGate.preauthOverruns)
+        lastGate = door
         lastCounters = counters
         lastStats = stats
         var buffer: [UInt8] = []

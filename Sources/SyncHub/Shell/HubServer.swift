@@ -18,11 +18,14 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     private let metrics = HubMetrics()
     private let web = WebAssets()
     private let logger: Logger
+    /// Origins, connect rates and the books of connections without a token yet.
+    private var gate: UpgradeGate
     private(set) var storeFailure: StoreError?
 
-    init(options: ServerOptions, limits: HubLimits, dataDirectory: String?, fsyncEachCommit: Bool = true,
-         echo: Bool, logger: Logger) throws {
+    init(options: ServerOptions, limits: HubLimits, policy: TransportPolicy = TransportPolicy(),
+         dataDirectory: String?, fsyncEachCommit: Bool = true, echo: Bool, logger: Logger) throws {
         server = WebSocketServer(options: options)
+        gate = UpgradeGate(policy: policy)
         core = HubCore(hubReplica: .random(), limits: limits)
         echoEnabled = echo
         self.logger = logger
@@ -41,9 +44,14 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
 
     // MARK: ServerDelegate
 
-    func route(path: String) -> Result<Route, HTTPRefusal> {
+    func admit(upgrade request: RequestHead) -> Result<Admission, HTTPRefusal> {
+        if let refusal = gate.admit(request, now: WebSocketServer.nowNanos()) {
+            logger.debug("upgrade refused", metadata: ["request": "\(request)", "status": "\(refusal.status)"])
+            return .failure(refusal)
+        }
+        let path = request.path
         if path == "/echo" {
-            return echoEnabled ? .success(.echo) : .failure(HTTPRefusal(status: 404, message: "the echo endpoint is off (start the hub with --echo)"))
+            return echoEnabled ? .success(Admission(route: .echo)) : .failure(HTTPRefusal(status: 404, message: "the echo endpoint is off (start the hub with --echo)"))
         }
         switch BoardAddress.parse(path: path) {
         case let .failure(refusal):
@@ -52,12 +60,13 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             if let refusal = core.admits(board: address) {
                 return .failure(HTTPRefusal(status: refusal.status, message: refusal.message))
             }
-            return .success(.board(address.key))
+            return .success(Admission(route: .board(address.key)))
         }
     }
 
     func opened(_ connection: ServerConnection) {
         guard case let .board(key) = connection.route else { return }
+        gate.opened(connection.id, now: WebSocketServer.nowNanos())
         let board = BoardAddress(key: key)
         var stored: StoredBoard?
         if !core.holds(board: board), let reader {
@@ -77,6 +86,10 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     func received(_ connection: ServerConnection, message: UnsafeRawBufferPointer, isText: Bool) {
         if connection.route == .echo {
             server.send(OutgoingFrame(bytes: message, isText: isText), to: connection)
+            return
+        }
+        if gate.received(connection.id, bytes: message.count) {
+            server.close(connection, code: 4401, reason: "more than \(gate.policy.maxPreauthBytes) bytes before a valid token")
             return
         }
         core.now = WebSocketServer.nowNanos()
@@ -102,18 +115,22 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
 
     func closed(_ connection: ServerConnection) {
         guard case .board = connection.route else { return }
+        gate.closed(connection.id)
         core.now = WebSocketServer.nowNanos()
         carryOut(core.handle(.left(connection: connection.id)))
     }
 
-    func respond(toGET path: String) -> HTTPResponse {
-        let bare = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path
+    func respond(to request: RequestHead) -> HTTPResponse {
+        if let refusal = gate.refuseQueryToken(request) {
+            return HTTPResponse(status: refusal.status, contentType: "text/plain", body: Array((refusal.message + "\n").utf8))
+        }
+        let bare = request.path
         switch bare {
         case "/healthz":
             return HTTPResponse(status: storeFailure == nil ? 200 : 503, contentType: "text/plain",
                                 body: Array((storeFailure == nil ? "ok\n" : "store failed\n").utf8))
         case "/metrics":
-            let body = metrics.render(counters: core.counters, stats: server.stats,
+            let body = metrics.render(counters: core.counters, stats: server.stats, gate: gate,
                                       connectionCount: server.connections.count, boardCount: core.boards.count)
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: body)
         default:
@@ -130,6 +147,12 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     }
 
     func tick(nowNanos: UInt64) {
+        for id in gate.overdue(now: nowNanos) {
+            if let connection = server.connections[id] {
+                server.close(connection, code: 4401, reason: "no token within \(gate.policy.authTimeoutSeconds) s")
+            }
+        }
+        gate.sweep(now: nowNanos)
         core.now = nowNanos
         let evicted = core.evictIdle(durable: reader != nil)
         if !evicted.isEmpty { logger.debug("evicted idle boards", metadata: ["count": "\(evicted.count)"]) }
@@ -183,6 +206,12 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         }
     }
 
+    /// A connection presented a valid token: the pre-token timer and byte
+    /// limit stop applying to it (the core says so with `.authenticated`).
+    func authenticated(_ connection: UInt64) {
+        gate.authenticated(connection)
+    }
+
     // MARK: Actions
 
     private func carryOut(_ actions: [HubAction]) {
@@ -198,6 +227,8 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
                 for id in ids { if let connection = server.connections[id] { server.send(shared, to: connection) } }
             case let .close(id, code, reason):
                 if let connection = server.connections[id] { server.close(connection, code: code, reason: reason) }
+            case let .authenticated(id):
+                authenticated(id)
             }
         }
     }

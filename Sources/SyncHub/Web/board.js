@@ -15,6 +15,27 @@
   const $ = (id) => document.getElementById(id);
   const body = document.body;
 
+  // ------------------------------------------------------------------ token (A6, A7)
+  // A hub that checks tokens gets one from the page's fragment (`#token=...`):
+  // read once when the script loads, removed from the address bar at once (so
+  // it is not bookmarked, shared or kept in history), kept in memory only,
+  // and sent as the first frame of every connection of this page.
+  function takeFragmentToken() {
+    const fragment = location.hash.startsWith('#') ? location.hash.slice(1) : '';
+    const params = new URLSearchParams(fragment);
+    const token = params.get('token');
+    if (token === null) return null;
+    params.delete('token');
+    const rest = params.toString();
+    try {
+      history.replaceState(history.state, '', location.pathname + location.search + (rest ? `#${rest}` : ''));
+    } catch (_) { location.hash = rest; }
+    return token || null;
+  }
+  const pageToken = takeFragmentToken();
+  // The hub's final answers to a token: no token / a bad or expired one, or no role here (A8).
+  const DENIED_CODES = [4401, 4403];
+
   // ------------------------------------------------------------------ routing
   function boardFromPath() {
     // The letter board's page is served at /b/NAME and at /boards/NAME (K2).
@@ -129,6 +150,7 @@
   let everLive = false;
   let attempt = 0;
   let retryTimer = null;
+  let denied = null;           // the hub's reason once it refused the token (final)
 
   function wsURL() {
     const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
@@ -155,11 +177,23 @@
       return;
     }
     ws = sock;
+    // With a token, `auth` is the very first frame of every connection: the
+    // hub says nothing before it (no state, so no resend yet).
+    sock.onopen = () => { if (ws === sock && pageToken) sock.send(JSON.stringify({ type: 'auth', token: pageToken })); };
     sock.onmessage = (ev) => { if (ws === sock) onFrame(ev.data); };
-    sock.onclose = () => {
+    sock.onclose = (ev) => {
       if (ws !== sock) return;
       ws = null;
       live = false;
+      if (DENIED_CODES.includes(ev.code)) {
+        // Retrying with a token the hub refused cannot help.
+        denied = ev.reason || (ev.code === 4401 ? 'no valid token' : 'no role on this board');
+        clearTimeout(retryTimer);
+        retryTimer = null;
+        setConn('denied');
+        $('conn-text').textContent = `Not allowed: ${denied}`;
+        return;
+      }
       scheduleReconnect();
     };
     sock.onerror = () => { /* a close event follows */ };
@@ -177,7 +211,7 @@
   }
 
   function reconnectNow() {
-    if (ws === null && retryTimer !== null) connect();
+    if (ws === null && retryTimer !== null && denied === null) connect();
   }
 
   function send(obj) {

@@ -15,6 +15,27 @@
 
   const $ = (id) => document.getElementById(id);
 
+  // ------------------------------------------------------------------ token (A6, A7)
+  // A hub that checks tokens gets one from the page's fragment (`#token=...`):
+  // read once when the script loads, removed from the address bar at once (so
+  // it is not bookmarked, shared or kept in history), kept in memory only,
+  // and sent as the first frame of every connection of this page.
+  function takeFragmentToken() {
+    const fragment = location.hash.startsWith('#') ? location.hash.slice(1) : '';
+    const params = new URLSearchParams(fragment);
+    const token = params.get('token');
+    if (token === null) return null;
+    params.delete('token');
+    const rest = params.toString();
+    try {
+      history.replaceState(history.state, '', location.pathname + location.search + (rest ? `#${rest}` : ''));
+    } catch (_) { location.hash = rest; }
+    return token || null;
+  }
+  const pageToken = takeFragmentToken();
+  // The hub's final answers to a token: no token / a bad or expired one, or no role here (A8).
+  const DENIED_CODES = [4401, 4403];
+
   // ------------------------------------------------------------------ routing
   // `/<kind>/NAME` → {name, bad}: the decoded name if it is valid (K1).
   function nameFromPath(kind) {
@@ -49,6 +70,12 @@
     $('conn-text').textContent = detail ? `${state} ${detail}` : state;
   }
 
+  // The hub refused the token: said on the status line, final (no reconnect).
+  function showDenied(reason) {
+    showConn('denied');
+    $('conn-text').textContent = `Not allowed: ${reason}`;
+  }
+
   // ------------------------------------------------------------------ the link
   // opts:
   //   path        the WebSocket path's first segment ('set', 'stock')
@@ -60,7 +87,8 @@
   //   onRejected(msg, p)    after an own intent (p, or null) is refused and dropped
   //   onOther(msg)          any other frame (error, notice, ...)
   //   onLateAck(msg)        an ack of an own intent no longer pending (optional)
-  //   onClose()             after a connection closed (the reconnect is scheduled)
+  //   onClose()             after a connection closed (the reconnect is scheduled;
+  //                         none after a close 4401/4403, which `denied` then reports)
   //   render()              when the interval prune dropped intents
   function create(opts) {
     const model = {
@@ -85,6 +113,7 @@
 
     let name = null;
     let ws = null, live = false, everLive = false, attempt = 0, retryTimer = null;
+    let denied = null;   // the hub's reason once it refused the token (final)
 
     function wsURL() {
       const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
@@ -99,12 +128,23 @@
       let sock;
       try { sock = new WebSocket(wsURL()); } catch (_) { scheduleReconnect(); return; }
       ws = sock;
+      // With a token, `auth` is the very first frame of every connection: the
+      // hub says nothing before it (no state, so no join or resend yet).
+      sock.onopen = () => { if (ws === sock && pageToken) sock.send(JSON.stringify({ type: 'auth', token: pageToken })); };
       sock.onmessage = (ev) => { if (ws === sock) onFrame(ev.data); };
-      sock.onclose = () => {
+      sock.onclose = (ev) => {
         if (ws !== sock) return;
         ws = null;
         live = false;
-        scheduleReconnect();
+        if (DENIED_CODES.includes(ev.code)) {
+          // Retrying with a token the hub refused cannot help.
+          denied = ev.reason || (ev.code === 4401 ? 'no valid token' : 'no role on this board');
+          clearTimeout(retryTimer);
+          retryTimer = null;
+          showDenied(denied);
+        } else {
+          scheduleReconnect();
+        }
         if (opts.onClose) opts.onClose();
       };
       sock.onerror = () => { /* a close event follows */ };
@@ -119,7 +159,7 @@
       clearTimeout(retryTimer);
       retryTimer = setTimeout(connect, delay);
     }
-    function reconnectNow() { if (ws === null && retryTimer !== null) connect(); }
+    function reconnectNow() { if (ws === null && retryTimer !== null && denied === null) connect(); }
 
     function send(obj) {
       if (ws && live && ws.readyState === WebSocket.OPEN) { ws.send(JSON.stringify(obj)); return true; }
@@ -221,6 +261,7 @@
       model, intent, sendJoin, start,
       feed: (text) => onFrame(typeof text === 'string' ? text : JSON.stringify(text)),
       get live() { return live; },
+      get denied() { return denied; },
     });
   }
 

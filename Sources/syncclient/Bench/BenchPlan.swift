@@ -22,6 +22,10 @@ struct BenchPlan: Sendable {
     var raw = false
     /// Letter boards (moves) or Set tables (named players choosing cards).
     var kind: BenchKind = .letters
+    /// The token and TLS trust every client uses (`--token`, `--ca`, `--insecure`).
+    var access = HubAccess()
+    /// `--connect-only`: measure connection setup (upgrade, TLS, token check) instead of operations.
+    var connectOnly = false
 
     var totalClients: Int { boardNames.count * clientsPerBoard }
 
@@ -37,7 +41,7 @@ struct BenchPlan: Sendable {
     }
 
     func url(board: Int) -> WebSocketURL {
-        WebSocketURL(host: hub.host, port: hub.port, path: "/\(kind.pathSegment)/" + boardNames[board])
+        hub.with(path: "/\(kind.pathSegment)/" + boardNames[board])
     }
 
     func sourceAddress(board: Int, slot: Int) -> String? {

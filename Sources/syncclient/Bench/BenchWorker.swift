@@ -104,7 +104,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         // that, wake-ups only cost poll(2) over every socket of the thread.
         let perThread = plan.rate / Double(plan.threads)
         let tick = perThread > 0 ? min(10_000, max(1_000, 500_000 / perThread)) : 10_000
-        client = WebSocketClient(fdLimit: UInt32(plan.totalClients / plan.threads + 1024), tickMicros: UInt32(tick))
+        client = WebSocketClient(fdLimit: UInt32(plan.totalClients / plan.threads + 1024), tickMicros: UInt32(tick), tls: plan.access.tls)
         for (board, slot) in plan.slots(forWorker: index) {
             let peer = Peer(board: board, slot: slot)
             if plan.kind != .letters {
@@ -152,7 +152,8 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
                 connectBudget -= 1
                 peer.connectStart = now
                 peer.connection = client.connect(to: plan.url(board: peer.board),
-                                                 sourceAddress: plan.sourceAddress(board: peer.board, slot: peer.slot))
+                                                 sourceAddress: plan.sourceAddress(board: peer.board, slot: peer.slot),
+                                                 bearerToken: plan.access.token)
                 if let connection = peer.connection { peerOfConnection[connection.id] = peer }
             }
             if toConnect.isEmpty { connectBudget = 0 }

@@ -25,10 +25,17 @@ struct BenchCommand: ParsableCommand {
             made and refusals (not_enough_fruit) a second, and at the end every client must show the same \
             stock and each bar's stock must equal its start plus acknowledged restocks minus the fruit of \
             acknowledged makes (the run exits 1 otherwise). \
+            With --connect-only the bench measures connection setup instead: --connections connections, \
+            --concurrency in flight per thread, each closed once its board's first state arrived; it reports \
+            connections a second and the time to an open WebSocket and to the first state (run it with and \
+            without --token, or against ws:// and wss://, to compare). \
+            A hub with TLS is wss://HOST:PORT (--ca FILE or --insecure as for every command); a hub that \
+            checks tokens needs --token (or SYNCHUB_TOKEN) with a role on every bench board. \
             Method and figures: BENCHMARKS.md.
             """)
 
-    @Argument(help: "The hub, ws://HOST:PORT.") var hub: String
+    @Argument(help: "The hub, ws://HOST:PORT or wss://HOST:PORT.") var hub: String
+    @OptionGroup var access: AccessOptions
     @Option(help: "Boards.") var boards = 1
     @Option(help: "Clients per board.") var clients = 50
     @Option(help: "Clients per board that send operations (default: all).") var senders: Int?
@@ -44,29 +51,51 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "The hub's process id, to report its RSS and CPU.") var hubPid: Int32?
     @Flag(help: "Only connect and hold the connections for --duration (idle-memory runs); send nothing.") var idle = false
     @Flag(help: "The target is a plain broadcaster (Benchmarks/RawBroadcaster): messages carry their send time and are echoed to all; no board semantics, no convergence check.") var raw = false
+    @Flag(help: "Measure connection setup only: open and close --connections connections; no operations.") var connectOnly = false
+    @Option(help: "--connect-only: connections in all.") var connections = 1000
+    @Option(help: "--connect-only: connections in flight at once, per thread.") var concurrency = 16
     @Flag(help: "Print the summary as one JSON object.") var json = false
     @Flag(help: "No live progress line.") var quiet = false
 
     func validate() throws {
-        guard let url = WebSocketURL(hub) else { throw ValidationError("hub must look like ws://HOST:PORT") }
-        _ = url
+        guard WebSocketURL(hub) != nil else { throw ValidationError("hub must look like ws://HOST:PORT or wss://HOST:PORT") }
         if raw, kind != .letters { throw ValidationError("--raw drives a plain broadcaster: no --kind") }
         guard boards >= 1, clients >= 1, duration > 0, threads >= 1, connectRate > 0 else {
             throw ValidationError("--boards, --clients, --duration, --threads and --connect-rate must be positive")
         }
         if let senders, !(1...clients).contains(senders) { throw ValidationError("--senders must be 1...clients") }
+        if connectOnly {
+            guard connections >= 1, concurrency >= 1 else { throw ValidationError("--connections and --concurrency must be positive") }
+            if idle || raw { throw ValidationError("--connect-only measures connections only: no --idle or --raw") }
+        }
     }
 
     func run() throws {
         raiseOpenFileLimit()
-        guard let url = WebSocketURL(hub) else { throw ValidationError("hub must look like ws://HOST:PORT") }
+        guard let url = WebSocketURL(hub) else { throw ValidationError("hub must look like ws://HOST:PORT or wss://HOST:PORT") }
+        let hubAccess = try access.resolve(for: url)
         let total = boards * clients
         let plan = BenchPlan(
             hub: url, boardNames: (0..<boards).map { "\(prefix)-\($0)" }, clientsPerBoard: clients,
             sendersPerBoard: idle ? 0 : senders ?? clients, threads: threads,
             sources: sources ?? max(1, (total + 19_999) / 20_000), connectionsPerSecond: connectRate,
             rate: rate, inFlightPerBoard: inFlight,
-            warmupNanos: UInt64(warmup * 1e9), durationNanos: UInt64(duration * 1e9), raw: raw, kind: kind)
+            warmupNanos: UInt64(warmup * 1e9), durationNanos: UInt64(duration * 1e9), raw: raw, kind: kind,
+            access: hubAccess, connectOnly: connectOnly)
+        if connectOnly {
+            let report = ConnectBench(plan: plan, connections: connections, concurrency: concurrency,
+                                      progress: !quiet && isatty(2) == 1).run()
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            } else {
+                print(report.text())
+            }
+            // Not one connection made it: a usage or connection error (exit 2).
+            if report.succeeded == 0 { throw ExitCode(2) }
+            return
+        }
         let report = BenchRunner(plan: plan, hubPID: hubPid, progress: !quiet && isatty(2) == 1).run()
         if json {
             let encoder = JSONEncoder()

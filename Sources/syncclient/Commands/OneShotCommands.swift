@@ -6,8 +6,10 @@ import WebSocketLoop
 
 /// Options every command that talks to one board shares.
 struct BoardOptions: ParsableArguments {
-    @Argument(help: "The board, as ws://HOST:PORT/boards/NAME (letters), ws://HOST:PORT/set/NAME, ...")
+    @Argument(help: "The board, as ws://HOST:PORT/boards/NAME (letters), ws://HOST:PORT/set/NAME, ... (wss:// for a hub with TLS)")
     var url: String
+
+    @OptionGroup var access: AccessOptions
 
     @Option(help: "Seconds to wait for the hub before giving up (exit 2).")
     var timeout: Double = 5
@@ -18,12 +20,16 @@ struct BoardOptions: ParsableArguments {
         }
     }
 
-    /// The URL and the kind its path names.
+    /// The URL and the kind its path names. Also resolves the access flags
+    /// for this hub into `HubAccess.chosen`, which every connection of the
+    /// command then uses (one hub, one identity per process).
     func parsedURL() throws -> (url: WebSocketURL, kind: any WatchedKind.Type) {
         guard let parsed = WebSocketURL(url), let kind = WatchedKinds.kind(ofPath: parsed.path) else {
             let paths = WatchedKinds.all.map { "ws://HOST:PORT/\($0.pathSegment)/NAME" }.joined(separator: ", ")
-            throw ValidationError("URL must look like \(paths); not \(url)")
+            throw ValidationError("URL must look like \(paths) (or wss://...); not \(url)")
         }
+        let resolved = try access.resolve(for: parsed)
+        HubAccess.chosen.withLock { $0 = resolved }
         return (parsed, kind)
     }
 

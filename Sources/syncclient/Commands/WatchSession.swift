@@ -7,7 +7,7 @@ import WebSocketLoop
 /// kind; `Screen` is the kind's pure state machine (`KindScreen`).
 final class WatchSession<Screen: KindScreen>: ClientDelegate, @unchecked Sendable {
     // Sendable: confined to the client loop's thread; other threads post to it.
-    private let client = WebSocketClient(fdLimit: 64)
+    private let client: WebSocketClient
     private let link: ReplicaLink<Screen.Kind>
     private let boardName: String
     private let interactive: Bool
@@ -20,9 +20,15 @@ final class WatchSession<Screen: KindScreen>: ClientDelegate, @unchecked Sendabl
     private var needsRedraw = true
     private var lastTick: UInt64 = 0
     private var lastInput: UInt64 = 0
+    /// Presence: the item the hub was last told this person edits (it
+    /// forgets on disconnect).
+    private var announcedEditing: String?
 
-    init(url: WebSocketURL, boardName: String, name: String?, interactive: Bool) {
-        link = ReplicaLink(client: client, url: url, name: name)
+    /// `access`: the token and TLS trust (by default the command's, `HubAccess.chosen`).
+    init(url: WebSocketURL, boardName: String, name: String?, interactive: Bool,
+         access: HubAccess = HubAccess.chosen.withLock { $0 }) {
+        client = WebSocketClient(fdLimit: 64, tls: access.tls)
+        link = ReplicaLink(client: client, url: url, name: name, access: access)
         self.boardName = boardName
         self.interactive = interactive
         let size = Terminal.size()
@@ -36,6 +42,11 @@ final class WatchSession<Screen: KindScreen>: ClientDelegate, @unchecked Sendabl
             return
         }
         link.onChange = { [unowned self] snapshot in show(snapshot) }
+        link.onDenied = { [unowned self] _ in
+            // Piped, nothing is left to print: end. On a terminal the status
+            // bar says "Not allowed: ..." until the person quits.
+            if !interactive { quit() }
+        }
         Terminal.watchSignals { [client, self] signal in
             client.post { [self] in
                 if signal == SIGWINCH {
@@ -58,6 +69,10 @@ final class WatchSession<Screen: KindScreen>: ClientDelegate, @unchecked Sendabl
         client.post { [self] in link.start() }
         client.run()
         terminal.restore()
+        if let denial = link.denial {
+            FileHandle.standardError.write(Data("\(link.url): \(denial.message)\n".utf8))
+            exit(2)
+        }
     }
 
     private func quit() {
@@ -73,12 +88,21 @@ final class WatchSession<Screen: KindScreen>: ClientDelegate, @unchecked Sendabl
             case .quit: quit()
             }
         }
+        announceEditing()
+    }
+
+    /// Kinds with presence: tells the hub when the edited item changed.
+    private func announceEditing() {
+        let item = screen.editingItem
+        guard item != announcedEditing, link.sendEditing(item) else { return }
+        announcedEditing = item
     }
 
     /// Feeds the link's news to the screen (or, piped, prints a line).
     private func show(_ snapshot: LinkSnapshot<Screen.Kind>) {
         let previous = lastSnapshot
         lastSnapshot = snapshot
+        if snapshot.state != .live { announcedEditing = nil }
         guard interactive else {
             if let line = Screen.transcriptLine(boardName: boardName, snapshot: snapshot, previous: previous), line != lastLine {
                 lastLine = line

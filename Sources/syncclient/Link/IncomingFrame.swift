@@ -21,6 +21,12 @@ struct IncomingFrame<Kind: WireKind>: Decodable {
     var name: String?
     var checkpoint: Checkpoint<Kind>?
     var operations: [BoardCRDT.Operation<Kind.Change>]?
+    /// On `state` of kinds with presence: who edits which item (`{"ana":"a1"}`).
+    var editing: [String: String]?
+    /// On `notice` (TC2): the item, the field and the text that won.
+    var id: String?
+    var field: String?
+    var text: String?
 
     /// The frame, or why it could not be read (never silently nothing).
     static func decode(_ bytes: UnsafeRawBufferPointer) -> Result<IncomingFrame, FrameDecodingError> {

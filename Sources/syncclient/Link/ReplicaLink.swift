@@ -1,4 +1,5 @@
 import BoardCRDT
+import Foundation
 import SyncWire
 import WebSocketLoop
 
@@ -17,6 +18,8 @@ struct LinkSnapshot<Kind: WireKind>: Equatable, Sendable {
     /// Own changes the hub acknowledged since the previous snapshot, with
     /// their final outcomes (each reported in one snapshot only).
     var settled: [ReplicaSession<Kind>.Settled] = []
+    /// Who edits which item (kinds with presence, e.g. `["ana": "a1"]`).
+    var editing: [String: String] = [:]
 }
 
 /// The shell of a `ReplicaSession` on one WebSocket: connects, reconnects
@@ -34,21 +37,42 @@ final class ReplicaLink<Kind: WireKind>: ClientDelegate, @unchecked Sendable {
     private(set) var snapshot: LinkSnapshot<Kind>
     /// Called on the loop thread whenever `snapshot` changes.
     var onChange: (LinkSnapshot<Kind>) -> Void = { _ in }
+    /// Set once the hub refused the token (401/403, 4401/4403): the link stays down.
+    private(set) var denial: AccessDenial?
+    /// Called on the loop thread when the hub refuses the token.
+    var onDenied: (AccessDenial) -> Void = { _ in }
+    /// The token sent on every upgrade; with `--token-file`, renewed in-band before it expires.
+    private var token: String?
+    private let tokenFile: String?
+    private var refresh: TokenRefresh?
 
-    init(client: WebSocketClient, url: WebSocketURL, name: String?) {
+    init(client: WebSocketClient, url: WebSocketURL, name: String?, access: HubAccess = HubAccess()) {
         self.client = client
         self.url = url
+        token = access.token
+        tokenFile = access.tokenFile
+        if access.tokenFile != nil, let token = access.token { refresh = TokenRefresh(token: token) }
         session = ReplicaSession(name: name)
         snapshot = LinkSnapshot(board: Kind.initialState, state: .connecting, clients: 0, names: [], version: 0, refusal: nil, unacknowledged: 0)
     }
 
     var replica: Replica<Kind> { session.replica }
 
-    func start() { connection = client.connect(to: url) }
+    func start() { connection = client.connect(to: url, bearerToken: token) }
 
     func perform(_ intent: Kind.Intent) {
         carryOut(session.perform(intent))
         publish()
+    }
+
+    /// Presence (kinds with `editing`): which item this person edits now,
+    /// sent on the open connection; false when there is none (send it again
+    /// after the next connect).
+    @discardableResult
+    func sendEditing(_ item: String?) -> Bool {
+        guard let connection, connection.isOpen, session.synced else { return false }
+        client.send(ClientMessage<Kind>.editingFrame(id: item), on: connection)
+        return true
     }
 
     func close() {
@@ -79,6 +103,15 @@ final class ReplicaLink<Kind: WireKind>: ClientDelegate, @unchecked Sendable {
     func disconnected(_ connection: ClientConnection, reason: String) {
         self.connection = nil
         session.disconnect()
+        if let denied = AccessDenial.of(connection) {
+            // Retrying with a token the hub refused cannot help.
+            denial = denied
+            connectionState = .refused(denied.reason)
+            reconnectAt = nil
+            publish()
+            onDenied(denied)
+            return
+        }
         attempt += 1
         let base = min(8.0, 0.25 * Double(1 << min(attempt - 1, 6)))
         let delay = base * Double.random(in: 0.7...1.3)
@@ -91,13 +124,24 @@ final class ReplicaLink<Kind: WireKind>: ClientDelegate, @unchecked Sendable {
         let now = WebSocketClient.nowNanos()
         if let at = reconnectAt, now >= at {
             reconnectAt = nil
-            connection = client.connect(to: url)
+            connection = client.connect(to: url, bearerToken: token)
         }
+        renewTokenIfDue()
         let outputs = session.tick(now: now)
         if !outputs.isEmpty {
             carryOut(outputs)
             publish()
         }
+    }
+
+    /// `--token-file`: near the token's `exp`, a newer token from the file goes
+    /// to the hub as an `auth` frame and is used for later reconnections.
+    private func renewTokenIfDue() {
+        guard var refresh, let tokenFile, refresh.wantsLook(now: Date().timeIntervalSince1970) else { return }
+        defer { self.refresh = refresh }
+        guard let text = try? String(contentsOfFile: tokenFile, encoding: .utf8), let frame = refresh.offer(text) else { return }
+        token = refresh.token
+        if let connection, connection.isOpen { client.send(frame, on: connection) }
     }
 
     private func carryOut(_ outputs: [ReplicaSession<Kind>.Output]) {
@@ -108,7 +152,7 @@ final class ReplicaLink<Kind: WireKind>: ClientDelegate, @unchecked Sendable {
     private func publish() {
         snapshot = LinkSnapshot(board: session.replica.state, state: connectionState, clients: session.clients,
                                 names: session.names, version: session.version, refusal: session.refusal,
-                                unacknowledged: session.pendingCount, settled: session.takeSettled())
+                                unacknowledged: session.pendingCount, settled: session.takeSettled(), editing: session.editing)
         onChange(snapshot)
     }
 }

@@ -26,6 +26,8 @@ struct ReplicaSession<Kind: WireKind> {
     private(set) var version: UInt64 = 0
     private(set) var clients = 0
     private(set) var names: [String] = []
+    /// Who edits which item, from the newest `state` (kinds with presence).
+    private(set) var editing: [String: String] = [:]
     private var settled: [Settled] = []
 
     let name: String?
@@ -99,7 +101,12 @@ struct ReplicaSession<Kind: WireKind> {
         case "state":
             clients = frame.clients ?? clients
             names = frame.names ?? []
+            editing = frame.editing ?? [:]
             version = frame.version ?? version
+            return []
+        case "notice":
+            // K9, TC2: someone's change overwrote this person's; say what won.
+            refusal = frame.message.map { ScreenModel.refusalText(code: frame.code ?? "notice", message: $0) }
             return []
         case "sync":
             // An answer to a `hello` of an id given up since: the one for the

@@ -25,8 +25,9 @@ enum RequestOutcome: Equatable {
 /// intent (if any), wait for its `ack` or `rejected`, close.
 final class ThinRequest: ClientDelegate, @unchecked Sendable {
     // Sendable: used only on the client loop's thread after `run` starts.
-    private let client = WebSocketClient(fdLimit: 64)
+    private let client: WebSocketClient
     private let url: WebSocketURL
+    private let token: String?
     private let intentFrame: String?
     private var outcome: RequestOutcome = .failed("no answer from the hub")
     private var deadline: UInt64
@@ -36,8 +37,12 @@ final class ThinRequest: ClientDelegate, @unchecked Sendable {
     /// `intentMembers` (the intent's JSON members, `"type":...` first; see
     /// `WireKind.intentMembers`) nil only reads the state (`syncclient state`).
     /// `key`: the intent's idempotency key, fresh when nil.
-    init(url: WebSocketURL, intentMembers: String?, key: String? = nil, timeoutSeconds: Double) {
+    /// `access`: the token and TLS trust (by default the command's, `HubAccess.chosen`).
+    init(url: WebSocketURL, intentMembers: String?, key: String? = nil, timeoutSeconds: Double,
+         access: HubAccess = HubAccess.chosen.withLock { $0 }) {
         self.url = url
+        client = WebSocketClient(fdLimit: 64, tls: access.tls)
+        token = access.token
         // Every intent carries an idempotency key (docs/PROTOCOL.md); a
         // one-shot sends its frame once, so the key is fresh per command.
         var keyText = ""
@@ -49,7 +54,7 @@ final class ThinRequest: ClientDelegate, @unchecked Sendable {
     func run() -> RequestOutcome {
         client.delegate = self
         guard client.start() else { return .failed("could not start the network loop") }
-        client.post { [self] in connection = client.connect(to: url) }
+        client.post { [self] in connection = client.connect(to: url, bearerToken: token) }
         client.run()
         return outcome
     }
@@ -93,7 +98,13 @@ final class ThinRequest: ClientDelegate, @unchecked Sendable {
     }
 
     func disconnected(_ connection: ClientConnection, reason: String) {
-        finish(.failed("cannot reach \(url): \(reason)"))
+        if let denial = AccessDenial.of(connection) {
+            finish(.failed("\(url): \(denial.message)"))
+        } else if connection.certificateProblem != nil {
+            finish(.failed("cannot reach \(url): \(reason) (--ca FILE trusts the hub's CA; --insecure skips the check)"))
+        } else {
+            finish(.failed("cannot reach \(url): \(reason)"))
+        }
     }
 
     func serviceLoopDidRun() {

@@ -5,6 +5,8 @@ enum ConnectionState: Equatable, Sendable {
     /// Trying again after losing the hub; `attempt` counts from 1.
     case reconnecting(attempt: Int)
     case offline
+    /// The hub refused this client's token (A8); final, no more tries.
+    case refused(String)
 
     /// The words the status bar shows.
     var label: String {
@@ -13,6 +15,7 @@ enum ConnectionState: Equatable, Sendable {
         case .live: "live"
         case let .reconnecting(attempt): "reconnecting (try \(attempt))"
         case .offline: "offline"
+        case let .refused(reason): "Not allowed: \(reason)"
         }
     }
 }

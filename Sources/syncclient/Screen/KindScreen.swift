@@ -41,7 +41,16 @@ protocol KindScreen: Sendable {
     /// Exactly `height` lines of `width` visible columns.
     func render(colour: ColourMode) -> [String]
 
+    /// The item this person edits now, sent to the hub as presence
+    /// (`editing`) when it changes and after every reconnect; nil for kinds
+    /// without it (the default).
+    var editingItem: String? { get }
+
     /// With standard output not a terminal, the line to print for this
     /// snapshot (nil: nothing worth a line). The session drops repeats.
     static func transcriptLine(boardName: String, snapshot: LinkSnapshot<Kind>, previous: LinkSnapshot<Kind>?) -> String?
+}
+
+extension KindScreen {
+    var editingItem: String? { nil }
 }

@@ -1,0 +1,70 @@
+/// What the hub sees of an HTTP request (a WebSocket upgrade or a GET)
+/// before it answers: enough to decide admission, nothing of the body.
+///
+/// Query values are deliberately absent: a secret put in a URL (a token)
+/// must never travel further than the one file that reads lws headers, so
+/// only the parameter names are passed on. `description` leaves the bearer
+/// token out, so logging a request never leaks it.
+public struct RequestHead: Sendable, CustomStringConvertible {
+    /// The path without its query string, e.g. `/boards/kitchen`.
+    public var path: String
+    /// The names of the query parameters (url-decoded), in order; values are not read.
+    public var queryNames: [String]
+    /// The `Origin` header, when the client (a browser) sent one.
+    public var origin: String?
+    /// The `Host` header as the client sent it, e.g. `hub.example:8443`.
+    public var host: String?
+    /// The token of an `Authorization: Bearer TOKEN` header, if any.
+    public var bearerToken: String?
+    /// The peer's IP address as text (`127.0.0.1`, `::1`, ...), or "" if unknown.
+    public var peerAddress: String
+    /// Whether the request came over TLS (`wss://`, `https://`).
+    public var isTLS: Bool
+
+    public init(path: String, queryNames: [String] = [], origin: String? = nil, host: String? = nil,
+                bearerToken: String? = nil, peerAddress: String = "", isTLS: Bool = false) {
+        self.path = path
+        self.queryNames = queryNames
+        self.origin = origin
+        self.host = host
+        self.bearerToken = bearerToken
+        self.peerAddress = peerAddress
+        self.isTLS = isTLS
+    }
+
+    public var description: String {
+        "\(path) from \(peerAddress.isEmpty ? "?" : peerAddress)"
+            + (origin.map { " origin \($0)" } ?? "")
+            + (bearerToken == nil ? "" : " (bearer token present)")
+    }
+
+    /// The token of an `Authorization` header value, when its scheme is Bearer.
+    public static func bearerToken(fromAuthorization value: String) -> String? {
+        let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let token = parts[1].trimmingSpaces
+        return token.isEmpty ? nil : token
+    }
+}
+
+/// The hub's yes to an upgrade: where the connection goes, and whatever the
+/// hub decided about it at the door.
+public struct Admission: Sendable {
+    /// The endpoint the connection reaches.
+    public var route: Route
+    /// Opaque to the server: the hub's own record of this connection's
+    /// admission (for example a verified token's grant), handed back as
+    /// `ServerConnection.admission.grant` when the connection opens.
+    public var grant: (any Sendable)?
+
+    public init(route: Route, grant: (any Sendable)? = nil) {
+        self.route = route
+        self.grant = grant
+    }
+}
+
+private extension Substring {
+    var trimmingSpaces: String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}
