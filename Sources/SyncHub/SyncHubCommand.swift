@@ -102,7 +102,9 @@ struct SyncHubCommand: ParsableCommand {
         StopSignals.install { stopRequest.fire() }
         let hub: HubServer
         do {
-            hub = try HubServer(options: options, limits: limits, policy: transport.policy(authRequired: false),
+            let verifier = try auth.makeVerifier()
+            hub = try HubServer(options: options, limits: limits, policy: transport.policy(authRequired: verifier != nil),
+                                verifier: verifier, metricsToken: auth.metricsToken,
                                 dataDirectory: inMemory ? nil : data,
                                 fsyncEachCommit: sync == "full", echo: echo, logger: logger)
         } catch {

@@ -30,6 +30,10 @@ final class HubMetrics {
     private let unauthenticatedRefused: Counter
     private let authTimeouts: Counter
     private let preauthOverruns: Counter
+    private let authAccepted: Counter
+    private let authRefused: Counter
+    private let authForbidden: Counter
+    private let authExpired: Counter
     private let unauthenticated: Gauge
     private let trackedAddresses: Gauge
     private var lastGate = GateCounters()
@@ -40,6 +44,10 @@ final class HubMetrics {
         connections = registry.makeGauge(name: "synchub_connections", help: "Open WebSocket connections")
         boards = registry.makeGauge(name: "synchub_boards", help: "Boards held in memory")
         messagesIn = registry.makeCounter(name: "synchub_messages_in_total", help: "Frames received from clients")
+        authAccepted = registry.makeCounter(name: "synchub_auth_accepted_total", help: "Valid tokens that put a connection on its board")
+        authRefused = registry.makeCounter(name: "synchub_auth_refused_total", help: "Tokens refused: missing, bad, expired, wrong audience (401 or 4401; refreshes refused bad_token)")
+        authForbidden = registry.makeCounter(name: "synchub_auth_forbidden_total", help: "No role on the board (403, 4403) and changes refused to read-only connections")
+        authExpired = registry.makeCounter(name: "synchub_auth_expired_total", help: "Connections closed at their token's expiry (4401)")
         messagesOut = registry.makeCounter(name: "synchub_messages_out_total", help: "Frames written to clients")
         applied = registry.makeCounter(name: "synchub_operations_applied_total", help: "Operations merged into boards")
         refused = registry.makeCounter(name: "synchub_operations_refused_total", help: "Intents or operations refused (board full, stale, ...)")
@@ -80,6 +88,10 @@ final class HubMetrics {
         bump(keyedResends, counters.keyedResends, lastCounters.keyedResends)
         bump(encodingFailures, counters.encodingFailures, lastCounters.encodingFailures)
         bump(restamped, counters.operationsRestamped, lastCounters.operationsRestamped)
+        bump(authAccepted, counters.authAccepted, lastCounters.authAccepted)
+        bump(authRefused, counters.authRefused, lastCounters.authRefused)
+        bump(authForbidden, counters.authForbidden, lastCounters.authForbidden)
+        bump(authExpired, counters.authExpired, lastCounters.authExpired)
         bump(unreadable, counters.boardsUnreadable, lastCounters.boardsUnreadable)
         bump(refused, counters.operationsRefused, lastCounters.operationsRefused)
         bump(errors, counters.errorsSent, lastCounters.errorsSent)

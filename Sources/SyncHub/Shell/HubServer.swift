@@ -21,12 +21,17 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     /// Origins, connect rates and the books of connections without a token yet.
     private var gate: UpgradeGate
     private(set) var storeFailure: StoreError?
+    /// With auth on: the bearer token `/metrics` answers (nil: closed).
+    private let metricsToken: String?
 
-    init(options: ServerOptions, limits: HubLimits, policy: TransportPolicy = TransportPolicy(),
-         dataDirectory: String?, fsyncEachCommit: Bool = true, echo: Bool, logger: Logger) throws {
+    init(options: ServerOptions, limits: HubLimits, policy: TransportPolicy = TransportPolicy(), verifier: TokenVerifier? = nil,
+         metricsToken: String? = nil, dataDirectory: String?, fsyncEachCommit: Bool = true, echo: Bool, logger: Logger) throws {
         server = WebSocketServer(options: options)
+        var policy = policy
+        policy.authRequired = verifier != nil
         gate = UpgradeGate(policy: policy)
-        core = HubCore(hubReplica: .random(), limits: limits)
+        core = HubCore(hubReplica: .random(), limits: limits, verifier: verifier)
+        self.metricsToken = metricsToken
         echoEnabled = echo
         self.logger = logger
         if let dataDirectory {
@@ -60,7 +65,22 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             if let refusal = core.admits(board: address) {
                 return .failure(HTTPRefusal(status: refusal.status, message: refusal.message))
             }
-            return .success(Admission(route: .board(address.key)))
+            // A8: a header token is checked before the upgrade; without one
+            // the connection waits for an `auth` frame (HubCore+Access).
+            guard let verifier = core.verifier, let token = request.bearerToken else {
+                return .success(Admission(route: .board(address.key)))
+            }
+            do {
+                let grant = try verifier.verify(token, now: Date())
+                guard grant.role(for: address) != nil else {
+                    core.counters.authForbidden += 1
+                    return .failure(HTTPRefusal(status: 403, message: "your token gives no role on this board"))
+                }
+                return .success(Admission(route: .board(address.key), grant: grant))
+            } catch {
+                core.counters.authRefused += 1
+                return .failure(HTTPRefusal(status: 401, message: error.reason))
+            }
         }
     }
 
@@ -80,7 +100,9 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             }
         }
         core.now = WebSocketServer.nowNanos()
-        carryOut(core.handle(.joined(connection: connection.id, board: board, stored: stored)))
+        core.wallClock = Date()
+        carryOut(core.handle(.joined(connection: connection.id, board: board, stored: stored,
+                                     grant: connection.admission.grant as? Grant)))
     }
 
     func received(_ connection: ServerConnection, message: UnsafeRawBufferPointer, isText: Bool) {
@@ -93,6 +115,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             return
         }
         core.now = WebSocketServer.nowNanos()
+        if core.authRequired { core.wallClock = Date() }
         if !isText {
             carryOut(core.handle(.binary(connection: connection.id)))
             return
@@ -130,6 +153,12 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             return HTTPResponse(status: storeFailure == nil ? 200 : 503, contentType: "text/plain",
                                 body: Array((storeFailure == nil ? "ok\n" : "store failed\n").utf8))
         case "/metrics":
+            if core.authRequired, metricsToken == nil || request.bearerToken != metricsToken {
+                // A2: with auth on, metrics only for the operator's token.
+                return HTTPResponse(status: 401, contentType: "text/plain", body: Array(
+                    (metricsToken == nil ? "metrics are closed on a hub with keys unless it is started with --metrics-token\n"
+                                         : "send Authorization: Bearer <the --metrics-token value>\n").utf8))
+            }
             let body = metrics.render(counters: core.counters, stats: server.stats, gate: gate,
                                       connectionCount: server.connections.count, boardCount: core.boards.count)
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: body)
@@ -154,6 +183,12 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         }
         gate.sweep(now: nowNanos)
         core.now = nowNanos
+        if core.authRequired {
+            core.wallClock = Date()
+            var expired: [HubAction] = []
+            core.closeExpired(actions: &expired)
+            carryOut(expired)
+        }
         let evicted = core.evictIdle(durable: reader != nil)
         if !evicted.isEmpty { logger.debug("evicted idle boards", metadata: ["count": "\(evicted.count)"]) }
     }
