@@ -185,7 +185,9 @@ public final class WebSocketClient: @unchecked Sendable {
                 (sourceAddress ?? "").withCString { source in
                     info.address = host
                     info.host = host
-                    info.origin = host
+                    // No Origin: that header says "a browser page from this site",
+                    // which a hub checks against its allowed origins (A12).
+                    info.origin = nil
                     info.path = path
                     info.iface = sourceAddress == nil ? nil : source
                     return lws_client_connect_via_info(&info)

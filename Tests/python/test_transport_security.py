@@ -5,11 +5,8 @@
 Certificates are made at test time with the `openssl` command: a throwaway
 CA and a server certificate for 127.0.0.1 signed by it.
 
-The tests named `test_auth_*` need a hub with auth on: `--auth-secret-file`
-setting `TransportPolicy.authRequired`, and the core sending nothing before a
-valid token and answering one with `HubAction.authenticated`. Until that
-wiring lands they are expected to fail (`needs_auth_wiring`, strict: the mark
-must go once they pass); they are skipped on a synchub without the flag.
+The tests named `test_auth_*` run the hub with auth on (`--auth-secret-file`):
+the limits on connections that have not presented a valid token yet.
 """
 import asyncio, json, os, pathlib, socket, ssl, subprocess, tempfile, time, urllib.error, urllib.request
 import pytest
@@ -118,8 +115,13 @@ def get(url, context=None, headers=None):
         return error.code, error.read().decode()
 
 
+METRICS_TOKEN = "metrics-token-for-these-tests"
+
+
 def metric(hub, name, scheme="http", context=None):
-    status, page = get(f"{scheme}://127.0.0.1:{hub.port}/metrics", context)
+    """A /metrics sample; with auth on the hubs here take METRICS_TOKEN (A2)."""
+    status, page = get(f"{scheme}://127.0.0.1:{hub.port}/metrics", context,
+                       headers={"Authorization": f"Bearer {METRICS_TOKEN}"})
     assert status == 200
     for line in page.splitlines():
         if line.startswith(name + " "):
@@ -313,17 +315,10 @@ def test_transport_metrics_are_exported(start_hub):
         assert metric(hub, name) == 0, name
 
 
-# MARK: Limits before a token (auth on). They need the token flags and the
-# core's token checks; skipped while the hub has no --auth-secret-file.
-
-needs_auth_wiring = pytest.mark.xfail(
-    strict=True, reason="auth on is not wired into the hub yet (authRequired from the auth flags, "
-                        "no frames before a token, HubAction.authenticated); remove this mark when it is")
+# MARK: Limits before a token (auth on).
 
 @pytest.fixture
 def secret_file():
-    if "--auth-secret-file" not in hub_help():
-        pytest.skip("synchub has no --auth-secret-file yet (auth is wired by the lead)")
     with tempfile.NamedTemporaryFile("wb", suffix=".key", delete=False) as f:
         f.write(os.urandom(48))
     yield f.name
@@ -338,9 +333,8 @@ async def closed_without_frames(ws, timeout=10):
     return closed.value.rcvd
 
 
-@needs_auth_wiring
 def test_auth_no_token_within_the_timeout_is_closed_4401(start_hub, secret_file):
-    hub = start_hub("--auth-secret-file", secret_file, "--auth-timeout-seconds", "1")
+    hub = start_hub("--auth-secret-file", secret_file, "--metrics-token", METRICS_TOKEN, "--auth-timeout-seconds", "1")
 
     async def main():
         async with websockets.connect(f"ws://127.0.0.1:{hub.port}/boards/a1") as ws:
@@ -350,9 +344,8 @@ def test_auth_no_token_within_the_timeout_is_closed_4401(start_hub, secret_file)
     assert metric(hub, "synchub_auth_timeouts_total") == 1
 
 
-@needs_auth_wiring
 def test_auth_bytes_beyond_the_preauth_limit_are_closed_4401(start_hub, secret_file):
-    hub = start_hub("--auth-secret-file", secret_file, "--max-preauth-bytes", "256")
+    hub = start_hub("--auth-secret-file", secret_file, "--metrics-token", METRICS_TOKEN, "--max-preauth-bytes", "256")
 
     async def main():
         async with websockets.connect(f"ws://127.0.0.1:{hub.port}/boards/a2") as ws:
@@ -363,9 +356,8 @@ def test_auth_bytes_beyond_the_preauth_limit_are_closed_4401(start_hub, secret_f
     assert metric(hub, "synchub_preauth_bytes_exceeded_total") == 1
 
 
-@needs_auth_wiring
 def test_auth_unauthenticated_beyond_the_limit_get_503(start_hub, secret_file):
-    hub = start_hub("--auth-secret-file", secret_file, "--max-unauthenticated", "2", "--auth-timeout-seconds", "30")
+    hub = start_hub("--auth-secret-file", secret_file, "--metrics-token", METRICS_TOKEN, "--max-unauthenticated", "2", "--auth-timeout-seconds", "30")
 
     async def main():
         url = f"ws://127.0.0.1:{hub.port}/boards/a3"
@@ -381,9 +373,8 @@ def test_auth_unauthenticated_beyond_the_limit_get_503(start_hub, secret_file):
     assert metric(hub, "synchub_unauthenticated_refused_total") == 1
 
 
-@needs_auth_wiring
 def test_auth_a_valid_header_token_is_not_timed_out(start_hub, secret_file):
-    hub = start_hub("--auth-secret-file", secret_file, "--auth-timeout-seconds", "1")
+    hub = start_hub("--auth-secret-file", secret_file, "--metrics-token", METRICS_TOKEN, "--auth-timeout-seconds", "1")
     token = subprocess.run([str(BIN / "synchub"), "token", "--secret-file", secret_file, "--sub", "ana",
                             "--board", "*=write"], capture_output=True, text=True, check=True).stdout.strip()
 
@@ -399,9 +390,8 @@ def test_auth_a_valid_header_token_is_not_timed_out(start_hub, secret_file):
     run(main())
 
 
-@needs_auth_wiring
 def test_auth_on_with_no_origin_listed_allows_only_the_hubs_own(start_hub, secret_file):
-    hub = start_hub("--auth-secret-file", secret_file)
+    hub = start_hub("--auth-secret-file", secret_file, "--metrics-token", METRICS_TOKEN)
     url = f"ws://127.0.0.1:{hub.port}/boards/a5"
     assert refused_status(url, origin="https://elsewhere.example") == 403
 
