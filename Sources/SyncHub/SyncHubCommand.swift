@@ -25,7 +25,7 @@ struct SyncHubCommand: ParsableCommand {
     @Flag(help: "Serve ws://HOST:PORT/echo, which echoes every message (protocol conformance tests).") var echo = false
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String = "info"
 
-    @Option(help: "Largest message accepted on a board connection, in bytes (larger closes with 1009).") var maxMessageBytes = 4096
+    @Option(help: "Largest message accepted on a board connection, in bytes (larger closes with 1009).") var maxMessageBytes = 16_384
     @Option(help: "Messages a second one connection may send (sustained).") var rate: Double = 1000
     @Option(help: "Messages one connection may send in a burst.") var burst: Double = 2000
     @Option(help: "Refused frames (errors) a second one connection may cause before it is closed with 1008.") var badFramesPerSecond: Double = 10

@@ -3,7 +3,7 @@ public struct ServerOptions: Sendable {
     public var host: String = "127.0.0.1"
     public var port: Int = 8080
     /// Largest message accepted on a board connection; larger closes with 1009.
-    public var maxMessageBytes = 4096
+    public var maxMessageBytes = 16_384
     /// Largest message on the echo endpoint (Autobahn sends up to 16 MiB).
     public var echoMaxMessageBytes = 16 << 20
     /// Idle seconds before the hub pings a client, and before it hangs up.

@@ -24,7 +24,7 @@ import websockets
 
 import letter_model as model
 
-MAX_FRAME_BYTES = 3500  # under the hub's --max-message-bytes (4096)
+MAX_FRAME_BYTES = 3500  # well under the hub's --max-message-bytes (16384)
 RETRY_AFTER_RATE_LIMIT = 0.15  # seconds before sending again after rate_limited (pacing, not synchronisation)
 
 

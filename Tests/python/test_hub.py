@@ -157,7 +157,7 @@ def test_oversized_message_closes_with_1009(hub):
     async def main():
         async with websockets.connect(hub.url("big"), max_size=None) as ws:
             await recv_json(ws)
-            await ws.send(json.dumps({"type": "select", "letter": "A", "ref": "x" * 10000}))
+            await ws.send(json.dumps({"type": "select", "letter": "A", "ref": "x" * 20000}))
             with pytest.raises(websockets.ConnectionClosed) as closed:
                 while True:
                     await recv_json(ws)

@@ -58,7 +58,7 @@ class Client(KindClient):
     def send(self, frame):
         """As KindClient.send, with text as UTF-8 rather than \\u escapes:
         a 1,000-character title (T1) of non-ASCII letters then fits in the
-        hub's 4096-byte message limit."""
+        hub's message limit with room to spare."""
         ref = f"r{next(KindClient._refs)}"
         self.ws.send(json.dumps({**frame, "ref": ref}, ensure_ascii=False))
         return ref
