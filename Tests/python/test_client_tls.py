@@ -51,6 +51,7 @@ class StubHub:
         import ssl
         self.port = free_port()
         self.authorizations = []
+        self.origins = []
         self.frames = []
         self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self.context.load_cert_chain(certs / f"{cert}.pem", certs / f"{cert}.key")
@@ -72,6 +73,7 @@ class StubHub:
 
     def check(self, connection, request):
         self.authorizations.append(request.headers.get("Authorization"))
+        self.origins.append(request.headers.get("Origin"))
         for status, error, text in ((401, "invalid_token", "token expired"), (403, "insufficient_scope", "no role on this board")):
             if request.path.endswith(f"/deny{status}"):
                 headers = Headers()
@@ -151,6 +153,12 @@ def test_certificate_for_another_host_fails_with_hostname_mismatch(certs):
         hub.stop()
 
 
+def test_wss_to_a_plain_hub_says_the_tls_handshake_failed(hub):
+    out = client("state", f"wss://127.0.0.1:{hub.port}/boards/x")
+    assert out.returncode == 2, out
+    assert "the TLS handshake failed (does the hub serve wss:// on this port?)" in out.stderr, out.stderr
+
+
 def test_ca_file_that_is_not_a_certificate_is_a_usage_error(stub, tmp_path):
     bad = tmp_path / "not-a-ca.pem"
     bad.write_text("hello\n")
@@ -209,6 +217,13 @@ def test_no_token_sends_no_authorization_header(stub):
     out = client("state", stub.url(), "--insecure")
     assert out.returncode == 0, out.stderr
     assert stub.authorizations == [None]
+
+
+def test_no_origin_header_is_sent(stub):
+    # An Origin says "a browser page from this site": hubs check it (A12); syncclient is no page.
+    out = client("state", stub.url(), "--insecure")
+    assert out.returncode == 0, out.stderr
+    assert stub.origins == [None]
 
 
 def test_token_with_a_line_break_is_refused_without_echoing_it(stub):
@@ -339,6 +354,16 @@ def test_real_hub_over_wss_with_ca(certs):
         out = client("state", hub.url("tls"), "--ca", str(certs / "ca.pem"))
         assert json.loads(out.stdout)["order"] == ["A"]
         assert client("state", hub.url("tls")).returncode == 2
+    finally:
+        hub.stop()
+
+
+@needs_hub_tls
+def test_real_hub_with_allowed_origins_lets_syncclient_in(certs):
+    hub = RealHub(certs, extra=("--allowed-origin", "https://boards.example.org"))
+    try:
+        out = client("state", hub.url("o"), "--ca", str(certs / "ca.pem"))
+        assert out.returncode == 0, out.stderr
     finally:
         hub.stop()
 
