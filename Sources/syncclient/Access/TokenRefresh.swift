@@ -39,13 +39,22 @@ struct TokenRefresh: Equatable, Sendable {
     /// A JWT's `exp` claim, read without checking the signature: the hub
     /// checks it; the client only needs to know when to look for a newer one.
     static func expiry(of token: String) -> Double? {
+        (claims(of: token)?["exp"] as? NSNumber)?.doubleValue
+    }
+
+    /// The name a hub that checks tokens shows and records for this token's
+    /// holder (A11): its `name`, else its `sub`. Read unverified, like `exp`.
+    static func displayName(of token: String) -> String? {
+        guard let claims = claims(of: token) else { return nil }
+        return (claims["name"] as? String) ?? (claims["sub"] as? String)
+    }
+
+    private static func claims(of token: String) -> [String: Any]? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { return nil }
         var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64),
-              let claims = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let exp = claims["exp"] as? NSNumber else { return nil }
-        return exp.doubleValue
+        guard let data = Data(base64Encoded: base64) else { return nil }
+        return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
     }
 }

@@ -34,7 +34,13 @@ struct WatchCommand: ParsableCommand {
     func run() throws {
         let (url, kind) = try board.parsedURL()
         let boardName = String(url.path.split(separator: "/").last ?? "")
-        let chosen = name ?? ProcessInfo.processInfo.environment["USER"].map { String($0.prefix(ClientLimits.maxNameLength)) }
+        // A hub that checks tokens takes the name from the token (A11):
+        // a replica's hello must carry exactly that name.
+        let tokenName = HubAccess.chosen.withLock { $0.token }.flatMap(TokenRefresh.displayName(of:))
+        if let tokenName, let name, name != tokenName {
+            throw ValidationError("--name \(name) differs from your token's name \(tokenName): a hub that checks tokens shows the token's name")
+        }
+        let chosen = tokenName ?? name ?? ProcessInfo.processInfo.environment["USER"].map { String($0.prefix(ClientLimits.maxNameLength)) }
         if let chosen, ClientLimits.problem(withName: chosen) != nil {
             throw ValidationError("--name must be one line of 1 to \(ClientLimits.maxNameLength) characters")
         }
