@@ -153,8 +153,6 @@ def test_a_stock_page_with_a_token_shows_its_name_in_the_recent_makes(auth_hub, 
     assert state["recent"] == [{"who": "Bo", "juice": "banana"}], state["recent"]
 
 
-@pytest.mark.xfail(strict=True, reason="the pages ask for a player name even when a token names the player "
-                                       "(A11: the hub takes the token's name); remove this mark when they do not")
 @pytest.mark.parametrize("page", ["set", "stock"])
 def test_a_page_with_a_token_does_not_ask_for_a_name(auth_hub, browsers, page):
     token = auth_hub.token(sub="u-19", name="Cy")

@@ -33,6 +33,16 @@
     return token || null;
   }
   const pageToken = takeFragmentToken();
+  // The token's `name`, else its `sub`, read without checking (the hub checks): the name others will see.
+  function tokenName(token) {
+    if (!token) return null;
+    try {
+      const part = token.split('.')[1].replace(/-/g, '+').replace(/_/g, '/');
+      const claims = JSON.parse(decodeURIComponent(escape(atob(part + '='.repeat((4 - part.length % 4) % 4)))));
+      const name = typeof claims.name === 'string' ? claims.name : claims.sub;
+      return validPlayer(name) ? name : null;
+    } catch (_) { return null; }
+  }
   // The hub's final answers to a token: no token / a bad or expired one, or no role here (A8).
   const DENIED_CODES = [4401, 4403];
 
@@ -50,6 +60,9 @@
   const validPlayer = (n) => typeof n === 'string' && n.length >= 1 && n.length <= 32 && !/[\r\n]/.test(n);
   // The name to use at start: ?name=... (then remembered), else the remembered one, else null.
   function loadPlayer() {
+    // A hub that checks tokens names the player after the token (A11): no need to ask.
+    const fromToken = tokenName(pageToken);
+    if (fromToken) return fromToken;
     const fromURL = new URLSearchParams(location.search).get('name');
     if (fromURL !== null && validPlayer(fromURL.trim())) return savePlayer(fromURL.trim());
     try {

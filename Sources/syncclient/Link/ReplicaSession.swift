@@ -29,6 +29,9 @@ struct ReplicaSession<Kind: WireKind> {
     /// Who edits which item, from the newest `state` (kinds with presence).
     private(set) var editing: [String: String] = [:]
     private var settled: [Settled] = []
+    /// The hub refused this connection's changes `forbidden` (a read-only
+    /// token, A9): later intents are refused here, not shown then taken back.
+    private(set) var readOnly: String?
 
     let name: String?
     private let freshID: () -> ReplicaID
@@ -66,6 +69,7 @@ struct ReplicaSession<Kind: WireKind> {
     mutating func connect() -> [Output] {
         connected = true
         synced = false
+        readOnly = nil
         return [hello()]
     }
 
@@ -79,6 +83,10 @@ struct ReplicaSession<Kind: WireKind> {
 
     /// A person's intent: applied at once, refused locally if it must be.
     mutating func perform(_ intent: Kind.Intent) -> [Output] {
+        if let readOnly {
+            refusal = ScreenModel.refusalText(code: "forbidden", message: readOnly)
+            return []
+        }
         do {
             guard let operation = try replica.perform(intent, by: name ?? "") else { return [] }
             unacknowledged.append(operation)
@@ -190,6 +198,18 @@ struct ReplicaSession<Kind: WireKind> {
                 resendBarrier = framesSent + 1
                 resendAt = now + Self.rateLimitedDelay
                 return []
+            case "forbidden":
+                // A read-only token: none of these will ever be taken. Take
+                // them back by reloading the board from the hub.
+                let message = frame.message ?? "your token lets you read this board, not change it"
+                readOnly = message
+                unacknowledged = []
+                carried = []
+                replica = Self.emptyReplica(freshID())
+                sentEver = 0
+                sentUpTo = 0
+                refusal = ScreenModel.refusalText(code: code, message: message)
+                return [hello()]
             default:
                 break
             }
