@@ -49,6 +49,9 @@ struct SyncHubCommand: ParsableCommand {
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         try auth.checkOpenMode(host: host)
+        if echo, !auth.isOpen {
+            throw ValidationError("--echo serves an endpoint that takes no token; it cannot be combined with --auth-secret-file or --auth-public-key")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical") }
         guard maxMessageBytes >= 256 else { throw ValidationError("--max-message-bytes must be at least 256") }
         guard rate > 0, burst >= 1 else { throw ValidationError("--rate must be > 0 and --burst >= 1") }

@@ -24,7 +24,7 @@ public final class ServerConnection: @unchecked Sendable {
     var latest: OutgoingFrame?
     var replies: [OutgoingFrame] = []
     var replyHead = 0
-    var closing: (code: UInt16, reason: String)?
+    public internal(set) var closing: (code: UInt16, reason: String)?
     var closed = false
     /// Monotonic nanoseconds since the oldest unsent frame was queued.
     var waitingSince: UInt64?

@@ -164,7 +164,8 @@ struct Member {
     var forbidden: [UInt64] = []
 
     /// Whether it may change the board (open hub, or a `write` role).
-    var mayWrite: Bool { role.map { $0 == .write } ?? true }
+    /// With a token and no role (a refresh that took it away) it may not.
+    var mayWrite: Bool { role.map { $0 == .write } ?? (grant == nil) }
 
     /// Who this connection's intents and operations are made by.
     var actingName: String { name ?? guest }

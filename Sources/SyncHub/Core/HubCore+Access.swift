@@ -9,10 +9,25 @@ import SyncWire
 /// upgrade and hands the grant in with `.joined`.
 extension HubCore {
     /// A connection that has not presented a valid token yet: the board it
-    /// asked for, and that board as the store held it at the upgrade.
+    /// asked for, and, just before its `auth` frame is handled, that board
+    /// as the store holds it then (`boardToLoad`, `provide`): never a
+    /// snapshot from the upgrade, which an eviction meanwhile would make stale.
     struct Awaiting {
         var board: BoardAddress
         var stored: StoredBoard?
+    }
+
+    /// The board the shell must read from the store before handing over a
+    /// frame of `connection`: it waits for its token and its board is not
+    /// held. Nothing is read for a connection before it sends a frame.
+    func boardToLoad(connection: UInt64) -> BoardAddress? {
+        guard let waiting = awaiting[connection], boards[waiting.board.key] == nil else { return nil }
+        return waiting.board
+    }
+
+    /// The store's copy of the board `boardToLoad` named.
+    mutating func provide(_ stored: StoredBoard?, for connection: UInt64) {
+        awaiting[connection]?.stored = stored
     }
 
     /// Refused changes a minute after which a `read` connection is closed (A9).
@@ -27,8 +42,9 @@ extension HubCore {
             return
         }
         guard let grant else {
-            // A6: nothing is sent before a valid token.
-            awaiting[connection] = Awaiting(board: board, stored: stored)
+            // A6: nothing is sent before a valid token; the board is read
+            // when the token arrives (`boardToLoad`).
+            awaiting[connection] = Awaiting(board: board, stored: nil)
             return
         }
         admit(connection, to: board, stored: stored, grant: grant, actions: &actions)
@@ -62,8 +78,13 @@ extension HubCore {
             actions.append(.close(connection: connection, code: 4403, reason: "your token gives no role on this board"))
             return
         }
+        if let refusal = admits(board: board) {
+            // Limits checked again: it waited outside while others came (1013: try again later).
+            actions.append(.close(connection: connection, code: 1013, reason: String(refusal.message.prefix(120))))
+            return
+        }
         actions.append(.authenticated(connection: connection))
-        join(connection, board: board, stored: stored, actions: &actions)
+        join(connection, board: board, stored: stored, opens: role == .write, actions: &actions)
         guard let room = boardOf[connection].flatMap({ boards[$0] }) else { return }
         room.members[connection]?.grant = grant
         room.members[connection]?.role = role
@@ -98,12 +119,23 @@ extension HubCore {
         }
         guard let role = grant.role(for: room.address) else {
             counters.authForbidden += 1
+            // Nothing more is taken from it while the close goes out.
+            room.members[connection]?.role = nil
+            expiries[connection] = nil
             actions.append(.close(connection: connection, code: 4403, reason: "your new token gives no role on this board"))
             return
         }
         room.members[connection]?.grant = grant
         room.members[connection]?.role = role
         expiries[connection] = grant.expiry
+        if role == .read, room.setEditing(nil, for: connection) { markForPublish(room) }
+        if grant.displayName != current.displayName, room.members[connection]?.replica == nil {
+            // A thin connection follows its token's new name; a replica's
+            // operations carry its hello's name until it reconnects.
+            room.members[connection]?.name = grant.displayName
+            room.setName(grant.displayName, for: connection)
+            markForPublish(room)
+        }
         actions.append(.send(connection: connection, frame: HubMessage.ack(ref: ref, version: room.durableVersion)))
     }
 

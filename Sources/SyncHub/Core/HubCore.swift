@@ -109,6 +109,11 @@ struct HubCore {
             counters.messagesIn += 1
             if awaiting[connection] != nil {
                 authenticate(connection, frame: frame, actions: &actions)
+            } else if let expiry = expiries[connection], wallClock >= expiry {
+                // A10: nothing is taken after `exp`, even before the tick closes it.
+                expiries[connection] = nil
+                counters.authExpired += 1
+                actions.append(.close(connection: connection, code: 4401, reason: "token expired"))
             } else if let error = frame.error {
                 refuseFrame(error, from: connection, ref: frame.ref, actions: &actions)
             } else {
@@ -116,6 +121,11 @@ struct HubCore {
             }
         case let .binary(connection):
             counters.messagesIn += 1
+            if awaiting.removeValue(forKey: connection) != nil {
+                counters.authRefused += 1
+                actions.append(.close(connection: connection, code: 4401, reason: "send {\"type\":\"auth\",\"token\":\"...\"} before anything else"))
+                return actions
+            }
             refuseFrame(ProtocolError("binary_frame", "frames are JSON text; binary frames are not accepted"), from: connection, actions: &actions)
         case let .committed(records):
             committed(records, actions: &actions)
@@ -164,7 +174,11 @@ struct HubCore {
 
     // MARK: Membership
 
-    mutating func join(_ connection: UInt64, board address: BoardAddress, stored: StoredBoard?, actions: inout [HubAction]) {
+    /// `opens`: whether this member may write, and so may make the board's
+    /// opening (a first deal) when nobody has played it; a read-only
+    /// member only looks (no row is created for it).
+    mutating func join(_ connection: UInt64, board address: BoardAddress, stored: StoredBoard?, opens: Bool = true,
+                       actions: inout [HubAction]) {
         let board = address.key
         if boards[board] == nil {
             guard let kind = HostedKinds.kind(named: address.kind) else {
@@ -174,7 +188,6 @@ struct HubCore {
             do {
                 let room = try kind.makeRoom(address: address, hubReplica: hubReplica, stored: stored, limits: limits)
                 boards[board] = room
-                room.open(core: &self)
             } catch {
                 counters.boardsUnreadable += 1
                 actions.append(.close(connection: connection, code: 1011, reason: "board could not be loaded: \(String("\(error)".prefix(80)))"))
@@ -191,6 +204,7 @@ struct HubCore {
         boards[board]?.emptySince = nil
         markForPublish(boards[board])
         boardOf[connection] = board
+        if opens { boards[board]?.open(core: &self) }
     }
 
     private mutating func leave(_ connection: UInt64) {

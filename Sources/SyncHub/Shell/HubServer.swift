@@ -88,8 +88,11 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         guard case let .board(key) = connection.route else { return }
         gate.opened(connection.id, now: WebSocketServer.nowNanos())
         let board = BoardAddress(key: key)
+        let grant = connection.admission.grant as? Grant
         var stored: StoredBoard?
-        if !core.holds(board: board), let reader {
+        // A connection that will send its token in a frame reads nothing
+        // from the store until then (HubCore.boardToLoad).
+        if !core.holds(board: board), let reader, !core.authRequired || grant != nil {
             do {
                 stored = try reader.load(board: key)
             } catch {
@@ -101,8 +104,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         }
         core.now = WebSocketServer.nowNanos()
         core.wallClock = Date()
-        carryOut(core.handle(.joined(connection: connection.id, board: board, stored: stored,
-                                     grant: connection.admission.grant as? Grant)))
+        carryOut(core.handle(.joined(connection: connection.id, board: board, stored: stored, grant: grant)))
     }
 
     func received(_ connection: ServerConnection, message: UnsafeRawBufferPointer, isText: Bool) {
@@ -110,6 +112,8 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             server.send(OutgoingFrame(bytes: message, isText: isText), to: connection)
             return
         }
+        // Closing (a token refused, expired or narrowed): nothing more is taken.
+        if connection.closing != nil { return }
         if gate.received(connection.id, bytes: message.count) {
             server.close(connection, code: 4401, reason: "more than \(gate.policy.maxPreauthBytes) bytes before a valid token")
             return
@@ -119,6 +123,17 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         if !isText {
             carryOut(core.handle(.binary(connection: connection.id)))
             return
+        }
+        if let board = core.boardToLoad(connection: connection.id), let reader {
+            // Its token arrives: read its board now, not at the upgrade.
+            do {
+                core.provide(try reader.load(board: board.key), for: connection.id)
+            } catch {
+                logger.error("cannot load board", metadata: ["board": "\(board)", "error": "\(error)"])
+                core.counters.boardsUnreadable += 1
+                server.close(connection, code: 1011, reason: "board could not be loaded")
+                return
+            }
         }
         guard let parsed = core.parse(connection: connection.id, message) else { return }
         if let key = parsed.key, let board = core.keyToLookUp(connection: connection.id, key: key), let reader {
@@ -153,7 +168,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             return HTTPResponse(status: storeFailure == nil ? 200 : 503, contentType: "text/plain",
                                 body: Array((storeFailure == nil ? "ok\n" : "store failed\n").utf8))
         case "/metrics":
-            if core.authRequired, metricsToken == nil || request.bearerToken != metricsToken {
+            if core.authRequired, !Self.sameSecret(request.bearerToken, metricsToken) {
                 // A2: with auth on, metrics only for the operator's token.
                 return HTTPResponse(status: 401, contentType: "text/plain", body: Array(
                     (metricsToken == nil ? "metrics are closed on a hub with keys unless it is started with --metrics-token\n"
@@ -266,5 +281,15 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
                 authenticated(id)
             }
         }
+    }
+
+    /// Compares a presented secret with the configured one in time that does
+    /// not depend on where they differ; nil never matches.
+    static func sameSecret(_ presented: String?, _ expected: String?) -> Bool {
+        guard let presented, let expected else { return false }
+        let a = Array(presented.utf8), b = Array(expected.utf8)
+        var difference = UInt8(a.count == b.count ? 0 : 1)
+        for index in 0..<b.count { difference |= (index < a.count ? a[index] : 0) ^ b[index] }
+        return difference == 0
     }
 }

@@ -143,4 +143,42 @@ import Testing
         let none = try await fixture.token(sub: "ana", boards: ["set/*": "write"])
         #expect(Self.closes(fixture.hub.send(1, Self.authFrame(none))).map(\.code) == [4403])
     }
+
+    @Test func aWaitingConnectionsBoardIsReadWhenItsTokenArrivesNotAtTheUpgrade() async throws {
+        var fixture = try await Fixture.make()
+        fixture.hub.join(1)
+        // Waiting, it asks the shell for nothing until it sends a frame.
+        #expect(fixture.hub.core.boardToLoad(connection: 1) == BoardAddress(key: "k"))
+        fixture.hub.join(2, stored: nil)
+        fixture.hub.send(2, Self.authFrame(try await fixture.token(sub: "bo")))
+        // Held now (another member brought it in): nothing to read for 1.
+        #expect(fixture.hub.core.boardToLoad(connection: 1) == nil)
+    }
+
+    @Test func nothingIsTakenAfterExpiryEvenBeforeTheTickClosesIt() async throws {
+        var fixture = try await Fixture.make()
+        fixture.hub.join(1)
+        let soon = AuthFixtures.now.addingTimeInterval(60)
+        fixture.hub.send(1, Self.authFrame(try await fixture.token(exp: soon)))
+        fixture.hub.core.wallClock = soon
+        let actions = fixture.hub.send(1, #"{"type":"select","letter":"A","ref":"late"}"#)
+        #expect(Self.closes(actions).map(\.code) == [4401])
+        #expect(fixture.hub.core.takeRecords().isEmpty)
+    }
+
+    @Test func aReadOnlyMemberDoesNotDealTheFirstGameOfAnUnplayedTable() async throws {
+        var fixture = try await Fixture.make()
+        fixture.hub.join(1, board: "set/t")
+        fixture.hub.send(1, Self.authFrame(try await fixture.token(sub: "cy", boards: ["set/*": "read"])))
+        #expect(fixture.hub.core.takeRecords().isEmpty)
+        fixture.hub.join(2, board: "set/t")
+        fixture.hub.send(2, Self.authFrame(try await fixture.token(sub: "ana", boards: ["set/*": "write"])))
+        #expect(fixture.hub.core.takeRecords().count == 1)
+    }
+
+    @Test func aBinaryFirstFrameClosesWith4401() async throws {
+        var fixture = try await Fixture.make()
+        fixture.hub.join(1)
+        #expect(Self.closes(fixture.hub.core.handle(.binary(connection: 1))).map(\.code) == [4401])
+    }
 }

@@ -148,6 +148,8 @@ extension TodoList {
             }
         }
         if tombstones > tombstonesKept { problems.append("\(tombstones) deleted items kept, more than \(tombstonesKept)") }
+        // Room for every delete still to come: a count near the top would trap.
+        if state.deletions > UInt64.max >> 2 { problems.append("\(state.deletions) deletes counted, beyond 2^62") }
         return problems
     }
 }

@@ -6,10 +6,13 @@ extension TodoList {
         public internal(set) var entries: [Entry]
         /// How many deletes were applied: orders tombstones, oldest first.
         public internal(set) var deletions: UInt64
+        /// How many of `entries` are tombstones (kept, not counted per delete).
+        public internal(set) var tombstones: Int
 
         public init(entries: [Entry] = [], deletions: UInt64 = 0) {
             self.entries = entries
             self.deletions = deletions
+            tombstones = entries.reduce(0) { $0 + ($1.isDeleted ? 1 : 0) }
         }
 
         /// The items people see, in order.
@@ -52,11 +55,10 @@ extension TodoList {
 
         /// Drops the oldest tombstones beyond `tombstonesKept`.
         mutating func forgetOldTombstones() {
-            var tombstones = 0
-            for entry in entries where entry.isDeleted { tombstones += 1 }
             guard tombstones > TodoList.tombstonesKept else { return }
             let cutoff = deletions - UInt64(TodoList.tombstonesKept)
             entries.removeAll { $0.isDeleted && $0.deletedAt <= cutoff }
+            tombstones = entries.reduce(0) { $0 + ($1.isDeleted ? 1 : 0) }
         }
     }
 

@@ -23,6 +23,13 @@ extension TodoList {
         }
     }
 
+    /// The text a field gets from `edit`.
+    static func resolved(_ edit: TextEdit, current: String) -> String {
+        switch resolve(edit, current: current) {
+        case let .merged(text), let .overwrote(text): text
+        }
+    }
+
     /// The text a field gets from `edit` (T3, TC2).
     static func resolve(_ edit: TextEdit, current: String) -> FieldMerge {
         // Without a base, or over the text its editor saw, an edit replaces.

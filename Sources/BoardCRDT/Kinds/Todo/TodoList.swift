@@ -78,12 +78,53 @@ public enum TodoList: BoardKind {
         case let .move(id, after): change = .move(id: id, after: after)
         case let .delete(id): change = .delete(id: id)
         }
-        // The rules are the same checks `apply` makes where the change lands.
-        var probe = state
-        switch apply(change, by: author, to: &probe) {
+        // The rules are the same checks `apply` makes where the change
+        // lands, made without copying the list (`outcome(of:in:)`).
+        switch outcome(of: change, in: state) {
         case .applied: return change
         case .unchanged: return nil
         case let .refused(refusal): throw refusal
+        }
+    }
+
+    /// What `apply` would answer, read-only: the list is not copied (a
+    /// prepare on a list of 10,000 items costs a lookup, not a copy).
+    static func outcome(of change: Change, in state: State) -> Outcome<TodoRefusal> {
+        if let problem = problem(with: change) { return .refused(problem) }
+        switch change {
+        case let .add(id, after, _, _):
+            if state.index(of: id) != nil { return .refused(.duplicateID(id)) }
+            if case let .failure(refusal) = state.position(after: after) { return .refused(refusal) }
+            return .applied
+        case let .edit(id, title, memo):
+            switch state.liveIndex(of: id) {
+            case let .success(index):
+                let entry = state.entries[index]
+                let changesTitle = title.map { resolved($0, current: entry.title) != entry.title } ?? false
+                let changesMemo = memo.map { resolved($0, current: entry.memo) != entry.memo } ?? false
+                return changesTitle || changesMemo ? .applied : .unchanged
+            case let .failure(refusal): return .refused(refusal)
+            }
+        case let .done(id, done):
+            switch state.liveIndex(of: id) {
+            case let .success(index): return state.entries[index].done == done ? .unchanged : .applied
+            case let .failure(refusal): return .refused(refusal)
+            }
+        case let .move(id, after):
+            if after == id { return .refused(.afterItself(id)) }
+            let index: Int
+            switch state.liveIndex(of: id) {
+            case let .success(found): index = found
+            case let .failure(refusal): return .refused(refusal)
+            }
+            switch state.position(after: after) {
+            // Where it lands once taken out: unchanged when that is where it is.
+            case let .success(position): return (position > index ? position - 1 : position) == index ? .unchanged : .applied
+            case let .failure(refusal): return .refused(refusal)
+            }
+        case let .delete(id):
+            if case let .failure(refusal) = state.liveIndex(of: id) { return .refused(refusal) }
+            return .applied
         }
     }
 
@@ -153,6 +194,7 @@ public enum TodoList: BoardKind {
                 state.deletions += 1
                 state.entries[index].deletedBy = author
                 state.entries[index].deletedAt = state.deletions
+                state.tombstones += 1
                 state.forgetOldTombstones()
                 return .applied
             case let .failure(refusal): return .refused(refusal)
