@@ -106,6 +106,11 @@ class BoardRoom {
     private(set) var names: [String] = []
     private var namedMembers: [UInt64: String] = [:]
 
+    /// With tokens: which `sub` said `hello` under each replica id first
+    /// (only that holder may use it again). In memory; the log's authors
+    /// stand in for it after a restart.
+    var replicaOwners: [ReplicaID: String] = [:]
+
     /// Which item each connection's person edits (kinds that track it).
     private(set) var editingItems: [UInt64: String] = [:]
 
@@ -124,10 +129,13 @@ class BoardRoom {
         for (connection, item) in editingItems {
             if let member = members[connection], isShown(item) { pairs.append((member.actingName, item)) }
         }
-        pairs.sort { $0.name < $1.name }
+        // One entry per name (a person on two devices shows once).
+        pairs.sort { $0.name < $1.name || ($0.name == $1.name && $0.item < $1.item) }
         var out = "\"editing\":{"
-        for (index, pair) in pairs.enumerated() {
-            if index > 0 { out += "," }
+        var last: String?
+        for pair in pairs where pair.name != last {
+            if last != nil { out += "," }
+            last = pair.name
             HubMessage.appendJSONString(pair.name, to: &out)
             out += ":"
             HubMessage.appendJSONString(pair.item, to: &out)

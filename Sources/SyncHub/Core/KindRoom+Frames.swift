@@ -181,11 +181,25 @@ extension KindRoom {
                 "bad_replica", "replica id \(hello.replica) is this board's own; pick a fresh random id"), replica: hello.replica)))
             return
         }
-        if let grant = members[connection]?.grant, hello.name != grant.displayName {
-            // A11: a replica's operations carry its token's name, no other.
-            actions.append(.send(connection: connection, frame: HubMessage.error(ProtocolError(
-                "not_your_name", "your token names you \"\(grant.displayName)\"; say hello with that name"), replica: hello.replica)))
-            return
+        if let grant = members[connection]?.grant {
+            guard hello.name == grant.displayName else {
+                // A11: a replica's operations carry its token's name, no other.
+                actions.append(.send(connection: connection, frame: HubMessage.error(ProtocolError(
+                    "not_your_name", "your token names you \"\(grant.displayName)\"; say hello with that name"), replica: hello.replica)))
+                return
+            }
+            // A replica id is its holder's: another token's holder taking it
+            // could make the hub skip the owner's operations as already held.
+            let owner = replicaOwners[hello.replica]
+                ?? replica.log.last(where: { $0.id.replica == hello.replica && !$0.author.isEmpty }).map { "name:" + $0.author }
+            guard owner == nil || owner == grant.sub || owner == "name:" + grant.displayName else {
+                actions.append(.send(connection: connection, frame: HubMessage.error(ProtocolError(
+                    "not_your_replica", "replica \(hello.replica) belongs to someone else on this board; pick a fresh random id"),
+                    replica: hello.replica)))
+                return
+            }
+            if replicaOwners.count >= 4 * 4096 { replicaOwners = replicaOwners.filter { replica.knows($0.key) } }
+            replicaOwners[hello.replica] = grant.sub
         }
         if let name = hello.name, members[connection]?.name != name {
             members[connection]?.name = name

@@ -247,6 +247,27 @@ import Testing
     }
 
     /// Two merges that together would pass 1,000 characters: the later wins whole.
+    /// Review finding: a merge made its author the field's only author, so
+    /// a later overwrite by that author told nobody that ana's merged change
+    /// was gone. Everyone whose change is in the text is told.
+    @Test func tc2AnOverwriteOfMergedTextTellsEveryoneWhoseChangeItHeld() throws {
+        var state = reminders([("a1", "Buy milk")])
+        applyTodo(.edit(id: "a1", title: .init("Buy oat milk", base: "Buy milk"), memo: nil), by: "ana", to: &state)
+        applyTodo(.edit(id: "a1", title: .init("Buy milk!", base: "Buy milk"), memo: nil), by: "bo", to: &state)
+        #expect(state.entries[0].title == "Buy oat milk!")
+        let bo = TodoList.Change.edit(id: "a1", title: .init("Buy soy milk!", base: "Buy milk!"), memo: nil)
+        #expect(TodoList.notices(of: reminderOp(bo, by: "bo", seq: 3), in: state).map(\.to) == ["ana"])
+        // Three people: cy's edit against the old base overwrites both merged changes.
+        var three = reminders([("a1", "abc def ghi")])
+        applyTodo(.edit(id: "a1", title: .init("ABC def ghi", base: "abc def ghi"), memo: nil), by: "ana", to: &three)
+        applyTodo(.edit(id: "a1", title: .init("abc def GHI", base: "abc def ghi"), memo: nil), by: "bo", to: &three)
+        let cy = TodoList.Change.edit(id: "a1", title: .init("abc DEF ghi", base: "abc def ghi"), memo: nil)
+        #expect(Set(TodoList.notices(of: reminderOp(cy, by: "cy", seq: 3), in: three).map(\.to)) == ["ana", "bo"])
+        // A plain replace afterwards: only its author is in the text.
+        applyTodo(.edit(id: "a1", title: .init("new"), memo: nil), by: "cy", to: &three)
+        #expect(three.entries[0].titleWith.isEmpty)
+    }
+
     @Test func tc2AMergeOver1000CharactersIsAnOverwrite() throws {
         let base = "x" + String(repeating: " ", count: 10) + "y"
         var state = reminders([("a1", "")], by: "cy")

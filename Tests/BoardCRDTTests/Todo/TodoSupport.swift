@@ -92,6 +92,8 @@ struct TodoModel: Equatable {
         var title = "", memo = ""
         var done = false
         var titleBy = "", memoBy = ""
+        /// Others whose merged changes are in the text (told on an overwrite too).
+        var titleWith: [String] = [], memoWith: [String] = []
         /// Who deleted it (nil while on the list) and the delete's number.
         var deletedBy: String?
         var deletedAt: UInt64 = 0
@@ -103,7 +105,7 @@ struct TodoModel: Equatable {
     init(_ state: TodoList.State) {
         entries = state.entries.map {
             Entry(id: $0.id, title: $0.title, memo: $0.memo, done: $0.done, titleBy: $0.titleBy, memoBy: $0.memoBy,
-                  deletedBy: $0.deletedBy, deletedAt: $0.deletedAt)
+                  titleWith: $0.titleWith, memoWith: $0.memoWith, deletedBy: $0.deletedBy, deletedAt: $0.deletedAt)
         }
         deletions = state.deletions
     }
@@ -115,6 +117,7 @@ struct TodoModel: Equatable {
             guard Array(mine.id.utf8) == Array(theirs.id.utf8), Array(mine.title.utf8) == Array(theirs.title.utf8),
                   Array(mine.memo.utf8) == Array(theirs.memo.utf8), mine.done == theirs.done,
                   mine.titleBy == theirs.titleBy, mine.memoBy == theirs.memoBy,
+                  mine.titleWith == theirs.titleWith, mine.memoWith == theirs.memoWith,
                   mine.deletedBy == theirs.deletedBy, mine.deletedAt == theirs.deletedAt else { return false }
         }
         return true
@@ -197,14 +200,22 @@ struct TodoModel: Equatable {
             case let .failure(refusal): return .refused(refusal)
             case let .success(index):
                 var entry = entries[index]
-                if let title {
-                    let text = Self.merge(title, over: entry.title).text
-                    if text != entry.title { (entry.title, entry.titleBy) = (text, author) }
+                // Who is in a field's text: a true merge of two changes keeps
+                // the last author among the others; anything else resets them.
+                func write(_ edit: TodoList.TextEdit, _ text: inout String, _ by: inout String, _ with: inout [String]) {
+                    let (result, overwrote) = Self.merge(edit, over: text)
+                    guard result != text else { return }
+                    if !overwrote, let base = edit.base, base != text {
+                        var others = with.filter { $0 != author }
+                        if !by.isEmpty, by != author, !others.contains(by) { others.append(by) }
+                        with = Array(others.suffix(8))
+                    } else {
+                        with = []
+                    }
+                    (text, by) = (result, author)
                 }
-                if let memo {
-                    let text = Self.merge(memo, over: entry.memo).text
-                    if text != entry.memo { (entry.memo, entry.memoBy) = (text, author) }
-                }
+                if let title { write(title, &entry.title, &entry.titleBy, &entry.titleWith) }
+                if let memo { write(memo, &entry.memo, &entry.memoBy, &entry.memoWith) }
                 if entry == entries[index] { return .unchanged }
                 entries[index] = entry
                 return .applied
@@ -254,12 +265,15 @@ struct TodoModel: Equatable {
         guard case let .edit(id, title, memo) = change, Self.refusal(change) == nil,
               let entry = entries.first(where: { $0.id == id && $0.deletedBy == nil }) else { return [] }
         var out: [(String, TodoList.Field, String)] = []
-        if let title, !entry.titleBy.isEmpty, entry.titleBy != author, case let (text, true) = Self.merge(title, over: entry.title) {
-            out.append((entry.titleBy, .title, text))
+        func tell(_ people: [String], _ field: TodoList.Field, _ text: String) {
+            var told: [String] = []
+            for person in people where !person.isEmpty && person != author && !told.contains(person) {
+                told.append(person)
+                out.append((person, field, text))
+            }
         }
-        if let memo, !entry.memoBy.isEmpty, entry.memoBy != author, case let (text, true) = Self.merge(memo, over: entry.memo) {
-            out.append((entry.memoBy, .memo, text))
-        }
+        if let title, case let (text, true) = Self.merge(title, over: entry.title) { tell([entry.titleBy] + entry.titleWith, .title, text) }
+        if let memo, case let (text, true) = Self.merge(memo, over: entry.memo) { tell([entry.memoBy] + entry.memoWith, .memo, text) }
         return out
     }
 

@@ -181,4 +181,17 @@ import Testing
         fixture.hub.join(1)
         #expect(Self.closes(fixture.hub.core.handle(.binary(connection: 1))).map(\.code) == [4401])
     }
+
+    @Test func anotherTokensHolderCannotTakeOverAReplicaId() async throws {
+        var fixture = try await Fixture.make()
+        fixture.hub.join(1)
+        fixture.hub.send(1, Self.authFrame(try await fixture.token(sub: "ana")))
+        fixture.hub.send(1, #"{"type":"hello","replica":77,"name":"ana","sent":0}"#)
+        fixture.hub.join(2)
+        fixture.hub.send(2, Self.authFrame(try await fixture.token(sub: "bo")))
+        let taken = HubCoreHarness.frames(fixture.hub.send(2, #"{"type":"hello","replica":77,"name":"bo","sent":0}"#), to: 2)
+        #expect(taken.first?["code"] as? String == "not_your_replica")
+        let own = HubCoreHarness.frames(fixture.hub.send(2, #"{"type":"hello","replica":78,"name":"bo","sent":0}"#), to: 2)
+        #expect(own.first?["type"] as? String == "sync")
+    }
 }

@@ -98,6 +98,7 @@ extension TodoList.Entry: Codable {
     private enum Key: String, CodingKey {
         case id, title, memo, done
         case titleBy = "title_by", memoBy = "memo_by", deletedBy = "deleted_by", deletedAt = "deleted_at"
+        case titleWith = "title_with", memoWith = "memo_with"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -108,6 +109,8 @@ extension TodoList.Entry: Codable {
                   memoBy: try container.decodeIfPresent(String.self, forKey: .memoBy) ?? "",
                   deletedBy: try container.decodeIfPresent(String.self, forKey: .deletedBy),
                   deletedAt: try container.decodeIfPresent(UInt64.self, forKey: .deletedAt) ?? 0)
+        titleWith = Array(try container.decodeIfPresent([String].self, forKey: .titleWith)?.prefix(TodoList.sharedAuthorsKept) ?? [])
+        memoWith = Array(try container.decodeIfPresent([String].self, forKey: .memoWith)?.prefix(TodoList.sharedAuthorsKept) ?? [])
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -120,6 +123,8 @@ extension TodoList.Entry: Codable {
         if !memoBy.isEmpty { try container.encode(memoBy, forKey: .memoBy) }
         try container.encodeIfPresent(deletedBy, forKey: .deletedBy)
         if deletedAt != 0 { try container.encode(deletedAt, forKey: .deletedAt) }
+        if !titleWith.isEmpty { try container.encode(titleWith, forKey: .titleWith) }
+        if !memoWith.isEmpty { try container.encode(memoWith, forKey: .memoWith) }
     }
 }
 

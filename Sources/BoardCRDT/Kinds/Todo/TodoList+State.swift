@@ -71,6 +71,10 @@ extension TodoList {
         /// Who last set the title / memo: told when someone overwrites it (TC2).
         public var titleBy: String
         public var memoBy: String
+        /// Others whose changes a merge kept in the title / memo: told too
+        /// when an edit overwrites it (TC2). Empty after a plain replace.
+        public var titleWith: [String] = []
+        public var memoWith: [String] = []
         /// Set once deleted (by whom; "" when the author had no name).
         public var deletedBy: String?
         /// The delete's number among all deletes (0 while live).

@@ -12,14 +12,28 @@ extension TodoList {
         case overwrote(String)
     }
 
-    /// Applies `edit` to `current` (last set by `by`), made by `author`.
-    static func merge(_ edit: TextEdit, into current: inout String, by: inout String, author: String) {
-        switch resolve(edit, current: current) {
+    /// Others whose merged changes a field's text keeps, told with its last
+    /// author when an edit overwrites it: at most this many are remembered.
+    static let sharedAuthorsKept = 8
+
+    /// Applies `edit` to `current` (last set by `by`, with the merged
+    /// changes of `with` in it), made by `author`.
+    static func merge(_ edit: TextEdit, into current: inout String, by: inout String, with: inout [String], author: String) {
+        let result = resolve(edit, current: current)
+        switch result {
         case let .merged(text), let .overwrote(text):
-            if text != current {
-                current = text
-                by = author
+            guard text != current else { return }
+            if case .merged = result, let base = edit.base, base != current {
+                // Two people's changes both in the text: both are told if a
+                // later edit overwrites it (TC2, nothing lost silently).
+                var shared = with.filter { $0 != author }
+                if !by.isEmpty, by != author, !shared.contains(by) { shared.append(by) }
+                with = Array(shared.suffix(sharedAuthorsKept))
+            } else {
+                with = []
             }
+            current = text
+            by = author
         }
     }
 
@@ -84,13 +98,18 @@ extension TodoList {
               case let .success(index) = state.liveIndex(of: id) else { return [] }
         let entry = state.entries[index]
         var notices: [KindNotice] = []
-        for (field, edit, current, by) in [(Field.title, title, entry.title, entry.titleBy), (.memo, memo, entry.memo, entry.memoBy)] {
-            guard let edit, !by.isEmpty, by != operation.author, case let .overwrote(text) = resolve(edit, current: current) else { continue }
+        for (field, edit, current, authors) in [(Field.title, title, entry.title, [entry.titleBy] + entry.titleWith),
+                                                (.memo, memo, entry.memo, [entry.memoBy] + entry.memoWith)] {
+            guard let edit, case let .overwrote(text) = resolve(edit, current: current) else { continue }
             let who = operation.author.isEmpty ? "someone" : operation.author
-            notices.append(KindNotice(
-                to: by, code: "overwritten",
-                message: "\(who) changed this reminder's \(field.rawValue) at the same time; it now reads \"\(text.prefix(80))\"",
-                item: id, field: field.rawValue, text: text))
+            var told: [String] = []
+            for author in authors where !author.isEmpty && author != operation.author && !told.contains(author) {
+                told.append(author)
+                notices.append(KindNotice(
+                    to: author, code: "overwritten",
+                    message: "\(who) changed this reminder's \(field.rawValue) at the same time; it now reads \"\(text.prefix(80))\"",
+                    item: id, field: field.rawValue, text: text))
+            }
         }
         return notices
     }

@@ -154,8 +154,8 @@ public enum TodoList: BoardKind {
             case let .failure(refusal): return .refused(refusal)
             }
             var entry = state.entries[index]
-            if let title { merge(title, into: &entry.title, by: &entry.titleBy, author: author) }
-            if let memo { merge(memo, into: &entry.memo, by: &entry.memoBy, author: author) }
+            if let title { merge(title, into: &entry.title, by: &entry.titleBy, with: &entry.titleWith, author: author) }
+            if let memo { merge(memo, into: &entry.memo, by: &entry.memoBy, with: &entry.memoWith, author: author) }
             guard entry.title != state.entries[index].title || entry.memo != state.entries[index].memo else { return .unchanged }
             state.entries[index] = entry
             return .applied
