@@ -26,6 +26,10 @@ struct BenchPlan: Sendable {
     var access = HubAccess()
     /// `--connect-only`: measure connection setup (upgrade, TLS, token check) instead of operations.
     var connectOnly = false
+    /// `--kind todo`: the items each list is filled to at the start and kept near.
+    var todoItems = 50
+    /// `--connect-only --token-list`: connection i presents token i mod count (distinct tokens miss the hub's cache).
+    var tokens: [String] = []
 
     var totalClients: Int { boardNames.count * clientsPerBoard }
 

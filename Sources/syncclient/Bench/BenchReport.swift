@@ -70,6 +70,8 @@ struct BenchReport: Codable {
     var mismatches: Int?
     /// `--kind stock` only: the count invariant, juices made, conservation per bar.
     var stock: StockSummary?
+    /// `--kind todo` only: list sizes and notices.
+    var todo: TodoSummary?
 
     func text() -> String {
         func p(_ x: Percentiles) -> String {
@@ -77,6 +79,7 @@ struct BenchReport: Codable {
         }
         if kind == "set" { return setText(p) }
         if kind == "stock" { return stockText(p) }
+        if kind == "todo" { return todoText(p) }
         var lines = [
             "boards \(boards) x clients \(clientsPerBoard) (\(sendersPerBoard) sending), \(mode)\(targetRate > 0 ? " \(Int(targetRate)) ops/s" : ""), \(String(format: "%.1f", seconds)) s measured",
             "connected      \(connected) (failures \(connectFailures)); connect \(p(connectMillis))",

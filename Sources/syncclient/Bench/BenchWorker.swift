@@ -96,6 +96,8 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     private var random = SystemRandomNumberGenerator()
     /// Juice bars only: the count invariant, intents in flight, what acks moved.
     var stockTally = StockTally()
+    /// Todo lists only (`--kind todo`): intents sent, notices, ids added.
+    var todoTally = TodoTally()
 
     init(index: Int, plan: BenchPlan) {
         self.index = index
@@ -133,6 +135,8 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         for peer in peers where peer.slot == 0 && !plan.raw && plan.sendersPerBoard > 0 && plan.kind == .letters {
             for letter in ["A", "B", "C", "D", "E", "F"] { send(.select(Letter(letter)!), from: peer, at: start) }
         }
+        // Each list's first client fills it up to its size (`--items`).
+        for peer in peers where peer.slot == 0 && plan.sendersPerBoard > 0 && plan.kind == .todo { prefillTodo(peer, at: start) }
         if plan.rate == 0 { for peer in senders { refill(peer, now: start) } }
     }
 
@@ -200,6 +204,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
             return true
         }
         if plan.kind == .stock { return sendStockIntent(from: peer, at: now, inWindow: now >= recordFrom && now < windowEnd) }
+        if plan.kind == .todo { return sendTodoIntent(from: peer, at: now, inWindow: now >= recordFrom && now < windowEnd) }
         // A closed connection sends nothing (and must not keep `refill` looping).
         guard peer.connection?.isOpen == true else { return false }
         let letter = Letter(index: Int.random(in: 0..<6))!
@@ -277,6 +282,10 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
                 if plan.rate == 0, sendingFrom != nil, peer.inFlight == 0, peer.slot < plan.sendersPerBoard { refill(peer, now: now) }
             }
             if plan.kind == .stock { readStock(message, version: frame.version, of: peer) }
+            if plan.kind == .todo {
+                readTodo(message, of: peer)
+                if plan.rate == 0, sendingFrom != nil, peer.inFlight == 0, peer.slot < plan.sendersPerBoard { refill(peer, now: now) }
+            }
         case .ack, .rejected:
             if plan.raw, inWindow, frame.version > 0, now >= frame.version {
                 _ = rawVisibility.record(max(1, now - frame.version))
@@ -303,7 +312,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         case .error:
             errors += 1
         case .other:
-            break
+            if plan.kind == .todo, inWindow, TodoView.isNotice(message) { todoTally.notices += 1 }
         }
     }
 

@@ -59,7 +59,7 @@ struct ConnectBench {
             failed: started.reduce(0) { $0 + $1.failed } + workers.filter { worker in !started.contains { $0 === worker } }.reduce(0) { $0 + $1.count },
             firstFailure: started.compactMap(\.firstFailure).first, seconds: seconds,
             connectionsPerSecond: seconds > 0 ? Double(succeeded) / seconds : 0, concurrency: concurrency * started.count,
-            token: plan.access.token != nil, tls: plan.hub.isSecure,
+            token: plan.access.token != nil || !plan.tokens.isEmpty, tls: plan.hub.isSecure,
             upgradeMillis: .init(upgrade), firstStateMillis: .init(firstState))
     }
 }
@@ -143,7 +143,8 @@ final class ConnectWorker: ClientDelegate, @unchecked Sendable {
         let board = (index + started * plan.threads) % plan.boardNames.count
         started += 1
         let now = BenchClock.now()
-        let connection = client.connect(to: plan.url(board: board), bearerToken: plan.access.token)
+        let token = plan.tokens.isEmpty ? plan.access.token : plan.tokens[(index + (started - 1) * plan.threads) % plan.tokens.count]
+        let connection = client.connect(to: plan.url(board: board), bearerToken: token)
         if !connection.isFinished { starts[connection.id] = now }
     }
 

@@ -8,12 +8,15 @@ enum BenchKind: String, Sendable, CaseIterable {
     case set
     /// Juice bars at `/stock/NAME`: named clients making juices and restocking.
     case stock
+    /// Reminder lists at `/todo/NAME`: named clients editing, ticking, adding and deleting items.
+    case todo
 
     var pathSegment: String {
         switch self {
         case .letters: "boards"
         case .set: "set"
         case .stock: "stock"
+        case .todo: "todo"
         }
     }
 }

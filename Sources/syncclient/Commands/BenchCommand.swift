@@ -25,10 +25,17 @@ struct BenchCommand: ParsableCommand {
             made and refusals (not_enough_fruit) a second, and at the end every client must show the same \
             stock and each bar's stock must equal its start plus acknowledged restocks minus the fruit of \
             acknowledged makes (the run exits 1 otherwise). \
+            With --kind todo the boards are reminder lists (/todo/PREFIX-N): each client joins as pN; the \
+            first client of each list fills it to --items items at the start; then the senders send, from the \
+            latest list they were shown, 70 % title edits of a random item with its shown title as base, \
+            15 % done flips and 15 % adds (below --items) or deletes (at or above it); the summary adds \
+            answers and refusals a second (no_such_item when an item was deleted meanwhile), overwritten \
+            notices and each list's final size, and at the end every client must show the same items. \
             With --connect-only the bench measures connection setup instead: --connections connections, \
             --concurrency in flight per thread, each closed once its board's first state arrived; it reports \
             connections a second and the time to an open WebSocket and to the first state (run it with and \
-            without --token, or against ws:// and wss://, to compare). \
+            without --token, or against ws:// and wss://, to compare); --token-list FILE gives connection i \
+            the file's token i mod count (one a line), so distinct tokens miss the hub's cache of verified ones. \
             A hub with TLS is wss://HOST:PORT (--ca FILE or --insecure as for every command); a hub that \
             checks tokens needs --token (or SYNCHUB_TOKEN) with a role on every bench board. \
             Method and figures: BENCHMARKS.md.
@@ -47,13 +54,15 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Client threads (each its own event loop).") var threads = 1
     @Option(help: "Loopback source addresses 127.0.0.1..N (default: one per 20,000 clients).") var sources: Int?
     @Option(help: "Board name prefix (boards are PREFIX-0, PREFIX-1, ...).") var prefix = "bench"
-    @Option(help: "Kind of board: letters (moves on /boards/NAME) set (players choosing cards on /set/NAME) or stock (juices made on /stock/NAME).") var kind: BenchKind = .letters
+    @Option(help: "Kind of board: letters (moves on /boards/NAME), set (players choosing cards on /set/NAME), stock (juices made on /stock/NAME) or todo (reminders edited on /todo/NAME).") var kind: BenchKind = .letters
     @Option(help: "The hub's process id, to report its RSS and CPU.") var hubPid: Int32?
     @Flag(help: "Only connect and hold the connections for --duration (idle-memory runs); send nothing.") var idle = false
     @Flag(help: "The target is a plain broadcaster (Benchmarks/RawBroadcaster): messages carry their send time and are echoed to all; no board semantics, no convergence check.") var raw = false
     @Flag(help: "Measure connection setup only: open and close --connections connections; no operations.") var connectOnly = false
     @Option(help: "--connect-only: connections in all.") var connections = 1000
     @Option(help: "--connect-only: connections in flight at once, per thread.") var concurrency = 16
+    @Option(help: "--connect-only: a file of tokens, one a line; connection i presents token i mod their count.") var tokenList: String?
+    @Option(help: "--kind todo: items each list is filled to at the start and kept near.") var items = 50
     @Flag(help: "Print the summary as one JSON object.") var json = false
     @Flag(help: "No live progress line.") var quiet = false
 
@@ -67,7 +76,10 @@ struct BenchCommand: ParsableCommand {
         if connectOnly {
             guard connections >= 1, concurrency >= 1 else { throw ValidationError("--connections and --concurrency must be positive") }
             if idle || raw { throw ValidationError("--connect-only measures connections only: no --idle or --raw") }
+        } else if tokenList != nil {
+            throw ValidationError("--token-list is for --connect-only")
         }
+        guard items >= 1 else { throw ValidationError("--items must be positive") }
     }
 
     func run() throws {
@@ -81,7 +93,7 @@ struct BenchCommand: ParsableCommand {
             sources: sources ?? max(1, (total + 19_999) / 20_000), connectionsPerSecond: connectRate,
             rate: rate, inFlightPerBoard: inFlight,
             warmupNanos: UInt64(warmup * 1e9), durationNanos: UInt64(duration * 1e9), raw: raw, kind: kind,
-            access: hubAccess, connectOnly: connectOnly)
+            access: hubAccess, connectOnly: connectOnly, todoItems: items, tokens: try tokenList.map(Self.tokens(in:)) ?? [])
         if connectOnly {
             let report = ConnectBench(plan: plan, connections: connections, concurrency: concurrency,
                                       progress: !quiet && isatty(2) == 1).run()
@@ -106,6 +118,17 @@ struct BenchCommand: ParsableCommand {
         }
         if !report.converged { throw ExitCode(1) }
         if let stock = report.stock, stock.countViolations > 0 || !stock.conserved { throw ExitCode(1) }
+    }
+}
+
+extension BenchCommand {
+    /// The tokens of a `--token-list` file: one a line, blank lines skipped.
+    static func tokens(in path: String) throws -> [String] {
+        guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("--token-list: cannot read \(path)") }
+        let tokens = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard !tokens.isEmpty else { throw ValidationError("--token-list: no tokens in \(path)") }
+        return tokens
     }
 }
 

@@ -20,6 +20,9 @@ struct LinkSnapshot<Kind: WireKind>: Equatable, Sendable {
     var settled: [ReplicaSession<Kind>.Settled] = []
     /// Who edits which item (kinds with presence, e.g. `["ana": "a1"]`).
     var editing: [String: String] = [:]
+    /// How many refusals the session has shown: a refusal equal to the last
+    /// one (the same change refused again) is still a new one to show.
+    var refusals: UInt64 = 0
 }
 
 /// The shell of a `ReplicaSession` on one WebSocket: connects, reconnects
@@ -152,7 +155,8 @@ final class ReplicaLink<Kind: WireKind>: ClientDelegate, @unchecked Sendable {
     private func publish() {
         snapshot = LinkSnapshot(board: session.replica.state, state: connectionState, clients: session.clients,
                                 names: session.names, version: session.version, refusal: session.refusal,
-                                unacknowledged: session.pendingCount, settled: session.takeSettled(), editing: session.editing)
+                                unacknowledged: session.pendingCount, settled: session.takeSettled(), editing: session.editing,
+                                refusals: session.refusals)
         onChange(snapshot)
     }
 }

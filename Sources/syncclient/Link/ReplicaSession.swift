@@ -22,7 +22,11 @@ struct ReplicaSession<Kind: WireKind> {
     /// `unknown_replica` or a checkpoint from another history).
     private(set) var carried: [Kind.Change] = []
     private(set) var synced = false
-    private(set) var refusal: String?
+    private(set) var refusal: String? {
+        didSet { if refusal != nil { refusals &+= 1 } }
+    }
+    /// Counts refusals set, so the same words twice are shown twice.
+    private(set) var refusals: UInt64 = 0
     private(set) var version: UInt64 = 0
     private(set) var clients = 0
     private(set) var names: [String] = []

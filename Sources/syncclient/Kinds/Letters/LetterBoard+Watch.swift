@@ -23,7 +23,9 @@ extension WatchController: KindScreen {
             if previous?.board.order != snapshot.board.order { actions += handle(.order(snapshot.board.order)) }
             if previous?.state != snapshot.state { actions += handle(.connection(snapshot.state)) }
             if previous?.clients != snapshot.clients { actions += handle(.clients(snapshot.clients)) }
-            if let refusal = snapshot.refusal, previous?.refusal != refusal { actions += handle(.refusal(refusal)) }
+            if let refusal = snapshot.refusal, previous?.refusal != refusal || previous?.refusals != snapshot.refusals {
+                actions += handle(.refusal(refusal))
+            }
             return actions
         case let .input(input):
             return handle(.input(input))
