@@ -33,7 +33,9 @@ extension TodoList {
         }
 
         func index(of id: String) -> Int? {
-            entries.firstIndex { $0.id == id }
+            // A scan of 64-bit fingerprints, comparing strings only on a match.
+            let key = Entry.fingerprint(id)
+            return entries.firstIndex { $0.key == key && $0.id == id }
         }
 
         /// The index of the live item `id`, or why there is none (T6, TC3).
@@ -64,7 +66,11 @@ extension TodoList {
 
     /// One place in the order: an item, or the tombstone of a deleted one.
     public struct Entry: Equatable, Sendable {
-        public var id: String
+        public var id: String {
+            didSet { key = Self.fingerprint(id) }
+        }
+        /// `id`'s fingerprint (FNV-1a of its UTF-8), for fast lookups.
+        private(set) var key: UInt64
         public var title: String
         public var memo: String
         public var done: Bool
@@ -83,6 +89,7 @@ extension TodoList {
         public init(id: String, title: String = "", memo: String = "", done: Bool = false, titleBy: String = "",
                     memoBy: String = "", deletedBy: String? = nil, deletedAt: UInt64 = 0) {
             self.id = id
+            key = Self.fingerprint(id)
             self.title = title
             self.memo = memo
             self.done = done
@@ -93,6 +100,12 @@ extension TodoList {
         }
 
         public var isDeleted: Bool { deletedBy != nil }
+
+        static func fingerprint(_ id: String) -> UInt64 {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in id.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+            return hash
+        }
     }
 
     /// An item as people see it (T1).
