@@ -154,3 +154,15 @@ struct TokenRefreshTests {
         #expect(refresh.token == newer)
     }
 }
+
+/// Review finding: the hub's words were printed as received.
+@Suite struct HubWordsTests {
+    @Test func escapeSequencesAndLineBreaksFromTheHubArePrintedAsQuestionMarks() {
+        #expect(HubWords.printable("token expired\u{1B}[2J\nrm -rf") == "token expired?[2J?rm -rf")
+        #expect(HubWords.printable("ana deleted this reminder") == "ana deleted this reminder")
+        #expect(HubWords.printable("caf\u{E9} \u{202E}txt") == "café ?txt")
+        #expect(HubWords.printable(String(repeating: "x", count: 500)).count == 300)
+        let denial = AccessDenial.of(refusedStatus: nil, refusedReason: "", closeCode: 4401, closeReason: "bad\u{7}")
+        #expect(denial?.message == "not allowed: bad? (4401)")
+    }
+}

@@ -74,11 +74,14 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
                 let grant = try verifier.verify(token, now: Date())
                 guard grant.role(for: address) != nil else {
                     core.counters.authForbidden += 1
+                    logger.info("upgrade refused 403", metadata: ["board": "\(address)", "sub": "\(grant.sub)", "peer": "\(request.peerAddress)"])
                     return .failure(HTTPRefusal(status: 403, message: "your token gives no role on this board"))
                 }
                 return .success(Admission(route: .board(address.key), grant: grant))
             } catch {
                 core.counters.authRefused += 1
+                // Who and why, never the token (docs/SECURITY.md).
+                logger.info("upgrade refused 401", metadata: ["board": "\(address)", "reason": "\(error.code)", "peer": "\(request.peerAddress)"])
                 return .failure(HTTPRefusal(status: 401, message: error.reason))
             }
         }
@@ -276,7 +279,11 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
                 let shared = OutgoingFrame(text: frame)
                 for id in ids { if let connection = server.connections[id] { server.send(shared, to: connection) } }
             case let .close(id, code, reason):
-                if let connection = server.connections[id] { server.close(connection, code: code, reason: reason) }
+                guard let connection = server.connections[id] else { continue }
+                if code == 4401 || code == 4403 {
+                    logger.info("connection closed \(code)", metadata: ["reason": "\(reason)", "path": "\(connection.path)", "peer": "\(connection.peerAddress)"])
+                }
+                server.close(connection, code: code, reason: reason)
             case let .authenticated(id):
                 authenticated(id)
             }

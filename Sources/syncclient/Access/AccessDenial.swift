@@ -14,10 +14,10 @@ struct AccessDenial: Equatable, Sendable {
     /// The denial an ended connection carries, if any.
     static func of(refusedStatus: Int?, refusedReason: String, closeCode: Int?, closeReason: String) -> AccessDenial? {
         if let status = refusedStatus, codes.contains(status) {
-            return AccessDenial(code: status, reason: refusedReason.isEmpty ? defaultReason(status) : refusedReason)
+            return AccessDenial(code: status, reason: refusedReason.isEmpty ? defaultReason(status) : HubWords.printable(refusedReason))
         }
         if let code = closeCode, codes.contains(code) {
-            return AccessDenial(code: code, reason: closeReason.isEmpty ? defaultReason(code) : closeReason)
+            return AccessDenial(code: code, reason: closeReason.isEmpty ? defaultReason(code) : HubWords.printable(closeReason))
         }
         return nil
     }

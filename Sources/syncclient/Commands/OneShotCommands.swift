@@ -57,7 +57,7 @@ func runOneShot(url: WebSocketURL, members: String?, key: String? = nil, timeout
     case let .done(line):
         if let line { print(line) }
     case let .refused(message), let .failed(message):
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        FileHandle.standardError.write(Data((HubWords.printable(message) + "\n").utf8))
     }
     if outcome.exitCode != 0 { throw ExitCode(outcome.exitCode) }
 }

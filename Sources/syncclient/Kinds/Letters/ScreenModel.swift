@@ -49,8 +49,8 @@ struct ScreenModel: Equatable, Sendable {
     /// The status bar's words for a refusal: "board full: at most 6 letters
     /// can be selected". `code` is the wire code (board_full, bad_place...).
     static func refusalText(code: String, message: String) -> String {
-        let title = String(code.map { $0 == "_" ? " " : $0 })
-        return title.isEmpty ? message : "\(title): \(message)"
+        let title = HubWords.printable(String(code.prefix(40).map { $0 == "_" ? " " : $0 }))
+        return title.isEmpty ? HubWords.printable(message) : "\(title): \(HubWords.printable(message))"
     }
 
 }
