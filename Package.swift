@@ -20,7 +20,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
     ],
     targets: [
-        // C stays in these two rooms.
+        // C stays in these three rooms.
         .systemLibrary(
             name: "CLibWebsockets",
             pkgConfig: "libwebsockets",
@@ -29,6 +29,12 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite",
             providers: [.apt(["libsqlite3-dev"])]
+        ),
+        // Cluster mode's Redis client (hiredis, synchronous API).
+        .systemLibrary(
+            name: "CHiredis",
+            pkgConfig: "hiredis",
+            providers: [.apt(["libhiredis-dev"])]
         ),
 
         // The pure core: the replicated board engine and its first kind.
@@ -47,7 +53,7 @@ let package = Package(
         .executableTarget(
             name: "SyncHub",
             dependencies: [
-                "BoardCRDT", "SyncWire", "WebSocketLoop", "CSQLite",
+                "BoardCRDT", "SyncWire", "WebSocketLoop", "CSQLite", "CHiredis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

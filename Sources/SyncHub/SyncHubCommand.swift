@@ -43,6 +43,7 @@ struct SyncHubCommand: ParsableCommand {
     @Option(help: "Idempotency keys a board keeps in memory; older ones are looked up in the store (kept 7 days).") var rememberedKeysPerBoard = 4096
     @Option(help: "How the service thread waits for sockets: libev (epoll; cost per turn follows the busy sockets) or poll (lws's own loop; polls every socket each turn).") var eventLoop: String = "libev"
     @Option(help: "File descriptors provisioned for the service thread (lws fd_limit_per_thread).") var fdLimit: UInt32 = 200_000
+    @OptionGroup(title: "Cluster mode (several hubs sharing boards through Redis; docs/CLUSTER.md)") var cluster: ClusterOptions
     @OptionGroup(title: "Authentication") var auth: AuthOptions
     @OptionGroup(title: "TLS, origins and abuse limits") var transport: TransportOptions
 
@@ -62,6 +63,7 @@ struct SyncHubCommand: ParsableCommand {
         guard keptOperations >= 16 else { throw ValidationError("--kept-operations must be at least 16") }
         guard maxReplicasPerBoard >= 1 else { throw ValidationError("--max-replicas-per-board must be at least 1") }
         guard rememberedKeysPerBoard >= 1 else { throw ValidationError("--remembered-keys-per-board must be at least 1") }
+        try cluster.check(inMemory: inMemory)
     }
 
     func run() throws {
@@ -86,6 +88,7 @@ struct SyncHubCommand: ParsableCommand {
         options.eventLoop = EventLoopKind(rawValue: eventLoop) ?? .libev
         options.handshakeTimeoutSeconds = handshakeTimeoutSeconds
         options.tls = transport.tlsFiles
+        options.reusePort = cluster.reusePort
         var limits = HubLimits()
         limits.messagesPerSecond = rate
         limits.messageBurst = burst
@@ -103,24 +106,28 @@ struct SyncHubCommand: ParsableCommand {
         // an unblocked mask and die by the default action).
         let stopRequest = StopRequest()
         StopSignals.install { stopRequest.fire() }
+        let sharedLog = try cluster.connect(logger: logger)
         let hub: HubServer
         do {
             let verifier = try auth.makeVerifier()
             hub = try HubServer(options: options, limits: limits, policy: transport.policy(authRequired: verifier != nil),
                                 verifier: verifier, metricsToken: auth.metricsToken,
                                 dataDirectory: inMemory ? nil : data,
-                                fsyncEachCommit: sync == "full", echo: echo, logger: logger)
+                                fsyncEachCommit: sync == "full", echo: echo, logger: logger,
+                                sharedLog: sharedLog, sharedTimeoutNanos: cluster.timeoutNanos)
         } catch {
             throw ValidationError("\(error)")
         }
         hub.attachWriter()
+        hub.attachSharedLog()
         stopRequest.set { hub.server.stop() }
         do throws(HTTPRefusal) {
             try hub.server.run { boundPort in
                 if hub.server.eventLoopFallback {
                     logger.warning("libev plugin for libwebsockets not found (install libwebsockets-evlib-ev); using poll")
                 }
-                let store = inMemory ? "in memory" : "store \(data)/boards.sqlite"
+                let store = sharedLog.map { "cluster on \($0.shards.map(\.address.description).joined(separator: ", ")), hub \($0.settings.hubID)" }
+                    ?? (inMemory ? "in memory" : "store \(data)/boards.sqlite")
                 FileHandle.standardError.write(Data("synchub listening on \(options.tls == nil ? "ws" : "wss")://\(host):\(boundPort) (\(store))\n".utf8))
             }
         } catch {

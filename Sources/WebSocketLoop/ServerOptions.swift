@@ -2,6 +2,9 @@
 public struct ServerOptions: Sendable {
     public var host: String = "127.0.0.1"
     public var port: Int = 8080
+    /// SO_REUSEPORT: several hubs on one machine listen on the same port and
+    /// the kernel spreads connections over them (cluster mode).
+    public var reusePort = false
     /// Largest message accepted on a board connection; larger closes with 1009.
     public var maxMessageBytes = 16_384
     /// Largest message on the echo endpoint (Autobahn sends up to 16 MiB).

@@ -88,6 +88,7 @@ public final class WebSocketServer: @unchecked Sendable {
         info.protocols = UnsafePointer(protocols)
         info.vhost_name = UnsafePointer(vhostName)
         info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
+        if options.reusePort { info.options |= UInt64(LWS_SERVER_OPTION_ALLOW_LISTEN_SHARE) }
         info.retry_and_idle_policy = UnsafePointer(retryPolicy)
         info.timeout_secs = options.handshakeTimeoutSeconds
         info.fd_limit_per_thread = options.fdLimit

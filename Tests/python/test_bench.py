@@ -72,3 +72,26 @@ def test_stock_bench_keeps_counts_in_range_and_conserves_fruit(hub):
     assert report["intentsSent"].get("make", 0) > 0 and report["intentsSent"].get("restock", 0) > 0
     assert set(report["refusals"]) <= {"not_enough_fruit", "out_of_range"}
     assert report["unseen"] == 0
+
+
+def test_bench_spreads_clients_over_several_hubs_and_splits_visibility(hub):
+    # R12: with several hub URLs each board's clients alternate between them and
+    # the visibility samples split by where the receiver is. The same hub given
+    # twice needs no cluster: clients 0 and 2 are on "hub 0", 1 and 3 on "hub 1",
+    # so each change has two receivers on its sender's hub (the sender included)
+    # and two on the other.
+    url = f"ws://127.0.0.1:{hub.port}"
+    out = subprocess.run([str(BIN / "syncclient"), "bench", url, url, "--json", "--quiet",
+                          "--hub-pid", str(hub.proc.pid), "--hub-pid", str(hub.proc.pid),
+                          "--clients", "4", "--rate", "60", "--duration", "2", "--warmup", "0.5"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["converged"] is True and report["unseen"] == 0 and report["connected"] == 4
+    assert report["hubs"] == [url, url] and report["hubProcesses"] == 2
+    same, cross = report["visibilitySameHubMillis"], report["visibilityCrossHubMillis"]
+    assert same["count"] > 0 and same["count"] == cross["count"]
+    assert same["count"] + cross["count"] == report["visibilityMillis"]["count"]
+    # One hub: the report is as before, without the split.
+    single = run_bench(hub, "--clients", 2, "--rate", 20, "--duration", 0.5, "--warmup", 0.2, "--prefix", "one")
+    assert not {"hubs", "hubProcesses", "visibilitySameHubMillis", "visibilityCrossHubMillis"} & set(single)

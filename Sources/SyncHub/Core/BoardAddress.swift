@@ -11,6 +11,8 @@ struct BoardAddress: Hashable, Sendable, CustomStringConvertible {
     /// Names never hold a `/`, so keys never collide.
     var key: String { HostedKinds.kind(named: kind)?.storesUnderBareName == true ? name : kind + "/" + name }
     var description: String { key }
+    /// The board's name in a shared log (cluster mode): `KIND/NAME` for every kind.
+    var logName: String { kind + "/" + name }
 
     init(kind: String, name: String) {
         self.kind = kind

@@ -45,7 +45,18 @@ class BoardRoom {
         keys = IntentKeys(capacity: limits.rememberedKeysPerBoard, mayBeInStore: hasKeys)
     }
 
+    /// Cluster mode: how far this hub applied the board's shared log.
+    var shared = SharedProgress()
+    /// The board's shared log's name, `KIND/NAME` for every kind.
+    var logName: String { address.logName }
+
     // MARK: What each kind does (KindRoom overrides all of these)
+
+    /// Cluster mode: applies entries of the board's shared log in order;
+    /// false when they do not follow what was applied (reload the board).
+    func applyShared(_ entries: [SharedLogEntry], core: inout HubCore, actions: inout [HubAction]) -> Bool {
+        preconditionFailure("BoardRoom is abstract: KindRoom applies")
+    }
 
     /// Parses one text frame of a connection on this board.
     func parse(_ bytes: UnsafeRawBufferPointer) -> ParsedFrame {
@@ -142,6 +153,9 @@ class BoardRoom {
         }
         return out + "}"
     }
+
+    /// The names given on this hub alone (what presence tells the other hubs).
+    var localNames: [String] { names }
 
     /// Records `connection`'s display name (nil when it leaves or has none).
     func setName(_ name: String?, for connection: UInt64) {

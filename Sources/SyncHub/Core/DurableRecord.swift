@@ -67,4 +67,13 @@ struct StoredBoard: Sendable {
     var hubReplica: ReplicaID?
     /// Whether the store holds idempotency keys for this board.
     var hasKeys: Bool = false
+    /// Cluster mode: the board as its shared log holds it (the fields above are unused).
+    var shared: SharedBoard?
+}
+
+extension StoredBoard {
+    /// A board as a shared log holds it.
+    init(shared: SharedBoard) {
+        self.init(version: 0, checkpoint: nil, operations: [], hubReplica: nil, hasKeys: false, shared: shared)
+    }
 }

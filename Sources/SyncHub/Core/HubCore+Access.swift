@@ -25,6 +25,12 @@ extension HubCore {
         return waiting.board
     }
 
+    /// The board a connection waiting for its token is for (cluster mode
+    /// reads it, or catches up on it, when the token arrives).
+    func awaitingBoard(connection: UInt64) -> BoardAddress? {
+        awaiting[connection]?.board
+    }
+
     /// The store's copy of the board `boardToLoad` named.
     mutating func provide(_ stored: StoredBoard?, for connection: UInt64) {
         awaiting[connection]?.stored = stored

@@ -19,6 +19,12 @@ enum HubEvent {
     /// The store's answer to a keyed intent whose key memory no longer held
     /// (`HubCore.keyToLookUp`); sent just before that intent's frame.
     case storedKey(board: String, key: String, answer: KeyedAnswer?)
+    /// Cluster mode: the shared log answered proposal `number` of `board`.
+    case appended(board: String, number: UInt64, result: SharedAppendResult)
+    /// Cluster mode: entries of a board's shared log, in order.
+    case sequenced(board: String, entries: [SharedLogEntry])
+    /// Cluster mode: connections and names on the other hubs.
+    case presence(board: String, clients: Int, names: [String])
 }
 
 /// What the shell must do.
@@ -42,9 +48,9 @@ struct HubCore {
     /// The replica id of boards that have none stored yet (new boards).
     let hubReplica: ReplicaID
     let limits: HubLimits
-    private(set) var boards: [String: BoardRoom] = [:]
+    internal(set) var boards: [String: BoardRoom] = [:]
     /// Which board each connection is on.
-    private(set) var boardOf: [UInt64: String] = [:]
+    internal(set) var boardOf: [UInt64: String] = [:]
     /// Records not yet handed to the store; `takeRecords()` empties it.
     private var outbox: [DurableRecord] = []
     /// Boards whose state frame is due, so publishing costs O(changed boards).
@@ -62,10 +68,20 @@ struct HubCore {
     /// When each token-holding connection's token runs out.
     var expiries: [UInt64: Date] = [:]
 
-    init(hubReplica: ReplicaID, limits: HubLimits, verifier: TokenVerifier? = nil) {
+    /// Who orders changes: this hub (`local`) or a shared log (cluster mode).
+    let sequencing: Sequencing
+    /// Cluster mode: the number of this hub's last proposal, what is on its
+    /// way to the log, and the boards with proposals waiting.
+    var nextProposal: UInt64 = 0
+    var outboxProposals: [SharedProposal] = []
+    var outboxFolds: [SharedFold] = []
+    var proposalBoards: Set<String> = []
+
+    init(hubReplica: ReplicaID, limits: HubLimits, verifier: TokenVerifier? = nil, sequencing: Sequencing = .local) {
         self.hubReplica = hubReplica
         self.limits = limits
         self.verifier = verifier
+        self.sequencing = sequencing
     }
 
     /// Whether a new connection to `board` may join; the shell asks before the upgrade.
@@ -129,6 +145,12 @@ struct HubCore {
             refuseFrame(ProtocolError("binary_frame", "frames are JSON text; binary frames are not accepted"), from: connection, actions: &actions)
         case let .committed(records):
             committed(records, actions: &actions)
+        case let .appended(board, number, result):
+            appended(board: board, number: number, result: result, actions: &actions)
+        case let .sequenced(board, entries):
+            sequenced(board: board, entries: entries, actions: &actions)
+        case let .presence(board, clients, names):
+            presence(board: board, clients: clients, names: names)
         case let .storedKey(board, key, answer):
             if let answer {
                 boards[board]?.keys.remember(key, answer: answer)
@@ -165,7 +187,7 @@ struct HubCore {
         guard durable else { return [] }
         let bound = limits.evictAfterSeconds * 1_000_000_000
         let idle = boards.values.filter { room in
-            room.members.isEmpty && room.recordsInFlight == 0 && room.emptySince.map { now >= $0 + bound } == true
+            room.members.isEmpty && room.recordsInFlight == 0 && room.shared.proposals.isEmpty && room.emptySince.map { now >= $0 + bound } == true
         }.map(\.name)
         for name in idle { boards[name] = nil }
         counters.boardsEvicted += UInt64(idle.count)
@@ -188,6 +210,12 @@ struct HubCore {
             do {
                 let room = try kind.makeRoom(address: address, hubReplica: hubReplica, stored: stored, limits: limits)
                 boards[board] = room
+                if let shared = stored?.shared, !room.applyShared(shared.entries, core: &self, actions: &actions) {
+                    boards[board] = nil
+                    counters.sharedGaps += 1
+                    actions.append(.close(connection: connection, code: 1012, reason: "the board's shared log moved on while loading; reconnect"))
+                    return
+                }
             } catch {
                 counters.boardsUnreadable += 1
                 actions.append(.close(connection: connection, code: 1011, reason: "board could not be loaded: \(String("\(error)".prefix(80)))"))
@@ -322,6 +350,15 @@ struct HubCounters: Equatable {
     var encodingFailures: UInt64 = 0
     var operationsRestamped: UInt64 = 0
     var boardsUnreadable: UInt64 = 0
+    /// Cluster mode: proposals made, answered `unavailable` (timed out or
+    /// refused by the log), entries no hub could read, boards dropped
+    /// because this hub fell behind a trimmed log or the log lost history.
+    var proposals: UInt64 = 0
+    var proposalsTimedOut: UInt64 = 0
+    var answeredUnavailable: UInt64 = 0
+    var sharedEntriesUnreadable: UInt64 = 0
+    var sharedGaps: UInt64 = 0
+    var sharedHistoryLost: UInt64 = 0
     /// Tokens accepted; refused (401/4401); changes or boards forbidden
     /// (403/4403, `forbidden`); connections closed at their token's expiry.
     var authAccepted: UInt64 = 0

@@ -76,6 +76,15 @@ struct IntentKeys {
         return waiting
     }
 
+    /// The log could not confirm the first use of `key` (cluster mode,
+    /// `unavailable`): forgets it, so a resend proposes again (the log
+    /// deduplicates), and returns the resends that waited.
+    mutating func abandon(_ key: String) -> [Waiter] {
+        guard case let .pending(waiters) = entries[key] else { return [] }
+        entries[key] = nil
+        return waiters
+    }
+
     /// An answer the store held (a key older than memory).
     mutating func remember(_ key: String, answer: KeyedAnswer) {
         guard entries[key] == nil else { return }

@@ -44,13 +44,21 @@ extension KindRoom {
         }
         switch message {
         case let .intent(intent, ref, key):
-            perform(intent, ref: ref, key: key, by: connection, core: &core, actions: &actions)
+            if core.isShared {
+                proposeIntent(intent, ref: ref, key: key, by: connection, core: &core, actions: &actions)
+            } else {
+                perform(intent, ref: ref, key: key, by: connection, core: &core, actions: &actions)
+            }
         case let .join(name, ref):
             join(name, ref: ref, connection: connection, core: &core, actions: &actions)
         case let .hello(hello):
             greet(hello, from: connection, core: &core, actions: &actions)
         case let .operations(operations, ref):
-            merge(operations, ref: ref, from: connection, core: &core, actions: &actions)
+            if core.isShared {
+                proposeOperations(operations, ref: ref, from: connection, core: &core, actions: &actions)
+            } else {
+                merge(operations, ref: ref, from: connection, core: &core, actions: &actions)
+            }
         case let .editing(item, ref):
             announceEditing(item, ref: ref, connection: connection, core: &core, actions: &actions)
         case let .auth(token, ref):

@@ -12,9 +12,9 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
     /// The state after every durable operation: what `state` frames show.
     /// The hub's log only grows at its end (`ReplicaLimits.sealsOrder`), so
     /// applying committed operations in commit order gives exactly it.
-    private(set) var durableState: Kind.State
+    var durableState: Kind.State
     /// The newest checkpoint the store holds: what a `sync` may send.
-    private(set) var durableCheckpoint: Checkpoint<Kind>
+    var durableCheckpoint: Checkpoint<Kind>
     /// The checkpoint frontier last sent to the store.
     private var storedFrontier: Stamp
     /// Per record in flight (oldest first): its operations and checkpoint.
@@ -29,6 +29,19 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
     var compactionInFlight: Bool { replica.checkpoint.frontier != durableCheckpoint.frontier }
 
     init(address: BoardAddress, hubReplica: ReplicaID, stored: StoredBoard?, limits: HubLimits) throws {
+        if let shared = stored?.shared {
+            let (replica, version) = try Self.sharedReplica(shared, logName: address.logName, limits: limits)
+            self.replica = replica
+            durableState = replica.state
+            durableCheckpoint = replica.checkpoint
+            storedFrontier = replica.checkpoint.frontier
+            super.init(address: address, version: version, limits: limits, hasKeys: false)
+            self.shared.applied = shared.snapshotOffset
+            self.shared.foldOffered = shared.snapshotOffset
+            self.shared.epoch = shared.epoch
+            self.shared.frontier = replica.checkpoint.frontier
+            return
+        }
         let replicaLimits = ReplicaLimits(keptOperations: limits.keptOperations, sealsOrder: true)
         let decoder = JSONDecoder()
         var checkpoint = Checkpoint<Kind>.empty
@@ -60,7 +73,13 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
         receiveFrame(frame, from: connection, core: &core, actions: &actions)
     }
 
-    override func open(core: inout HubCore) { performOpening(core: &core) }
+    override func applyShared(_ entries: [SharedLogEntry], core: inout HubCore, actions: inout [HubAction]) -> Bool {
+        applySharedEntries(entries, core: &core, actions: &actions)
+    }
+
+    override func open(core: inout HubCore) {
+        if core.isShared { proposeOpening(core: &core) } else { performOpening(core: &core) }
+    }
 
     /// Whether nobody has played this board yet (no operation, no checkpoint).
     var isUnplayed: Bool { replica.log.isEmpty && replica.checkpoint.frontier == .origin && version == 0 }
@@ -93,7 +112,8 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
             members += "," + editingMembers { Kind.editingProblem($0, in: durableState) == nil }
         }
         return HubMessage.state(board: address.name, kind: Kind.name, version: durableVersion, members: members,
-                                clients: self.members.count, names: names)
+                                clients: self.members.count + shared.remoteClients,
+                                names: shared.remoteNames.isEmpty ? names : (names + shared.remoteNames).sorted())
     }
 
     /// The record of `operations` (integrated just now, in order) for the store.
@@ -183,7 +203,7 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
     }
 
     /// Sends `notice` to every connection acting as its author on this board.
-    private func tell(_ notice: KindNotice, actions: inout [HubAction]) {
+    func tell(_ notice: KindNotice, actions: inout [HubAction]) {
         let to = members.filter { $0.value.actingName == notice.to || (!$0.value.replicaName.isEmpty && $0.value.replicaName == notice.to) }
         guard !to.isEmpty else { return }
         let frame = HubMessage.notice(ref: nil, code: notice.code, message: notice.message, item: notice.item, field: notice.field,

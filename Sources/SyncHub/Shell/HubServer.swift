@@ -23,18 +23,34 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     private(set) var storeFailure: StoreError?
     /// With auth on: the bearer token `/metrics` answers (nil: closed).
     private let metricsToken: String?
+    /// Cluster mode: the boards' shared logs in Redis (nil: the embedded store or memory).
+    private let sharedLog: SharedLog?
+    /// Boards whose logs the shard followers read, by log name.
+    private var followed: [String: String] = [:]
+    private var lastPresence: UInt64 = 0
 
     init(options: ServerOptions, limits: HubLimits, policy: TransportPolicy = TransportPolicy(), verifier: TokenVerifier? = nil,
-         metricsToken: String? = nil, dataDirectory: String?, fsyncEachCommit: Bool = true, echo: Bool, logger: Logger) throws {
+         metricsToken: String? = nil, dataDirectory: String?, fsyncEachCommit: Bool = true, echo: Bool, logger: Logger,
+         sharedLog: SharedLog? = nil, sharedTimeoutNanos: UInt64 = 2_000_000_000) throws {
         server = WebSocketServer(options: options)
         var policy = policy
         policy.authRequired = verifier != nil
         gate = UpgradeGate(policy: policy)
-        core = HubCore(hubReplica: .random(), limits: limits, verifier: verifier)
+        var sequencing = Sequencing.local
+        if let sharedLog {
+            sequencing = .shared(SharedLogSettings(hubID: sharedLog.settings.hubID, timeoutNanos: sharedTimeoutNanos,
+                                                   foldEvery: UInt64(limits.keptOperations)))
+        }
+        core = HubCore(hubReplica: .random(), limits: limits, verifier: verifier, sequencing: sequencing)
         self.metricsToken = metricsToken
+        self.sharedLog = sharedLog
         echoEnabled = echo
         self.logger = logger
-        if let dataDirectory {
+        if sharedLog != nil {
+            reader = nil
+            writer = nil
+            checkpointer = nil
+        } else if let dataDirectory {
             reader = try BoardStore(directory: dataDirectory)
             let store = try BoardStore(directory: dataDirectory, fsyncEachCommit: fsyncEachCommit, checkpointsItself: false)
             writer = GroupCommitWriter(store: store)
@@ -62,6 +78,10 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         case let .failure(refusal):
             return .failure(HTTPRefusal(status: refusal.status, message: refusal.message))
         case let .success(address):
+            if let sharedLog, !sharedLog.isUp(address.logName) {
+                // R8: a board whose Redis does not answer takes nobody new.
+                return .failure(HTTPRefusal(status: 503, message: "the hub cannot reach the store of board \(address); try another hub or later"))
+            }
             if let refusal = core.admits(board: address) {
                 return .failure(HTTPRefusal(status: refusal.status, message: refusal.message))
             }
@@ -93,9 +113,14 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         let board = BoardAddress(key: key)
         let grant = connection.admission.grant as? Grant
         var stored: StoredBoard?
+        if sharedLog != nil {
+            if !core.authRequired || grant != nil {
+                guard let loaded = readShared(board, for: connection) else { return }
+                stored = loaded
+            }
+        } else if !core.holds(board: board), let reader, !core.authRequired || grant != nil {
         // A connection that will send its token in a frame reads nothing
         // from the store until then (HubCore.boardToLoad).
-        if !core.holds(board: board), let reader, !core.authRequired || grant != nil {
             do {
                 stored = try reader.load(board: key)
             } catch {
@@ -108,6 +133,40 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         core.now = WebSocketServer.nowNanos()
         core.wallClock = Date()
         carryOut(core.handle(.joined(connection: connection.id, board: board, stored: stored, grant: grant)))
+        followHeld(board)
+    }
+
+    /// Cluster mode, before a connection joins `board`: the board as its
+    /// log holds it now when this hub does not hold it, else nil after
+    /// applying what the log has beyond this hub (a client moving here
+    /// never sees an older version than it saw elsewhere, R4). Nil and the
+    /// connection closed when Redis cannot be read.
+    private func readShared(_ board: BoardAddress, for connection: ServerConnection) -> StoredBoard?? {
+        guard let sharedLog else { return .some(nil) }
+        do throws(RedisFailure) {
+            if let room = core.boards[board.key] {
+                let fresh = try sharedLog.load(board.logName, after: room.shared.applied)
+                if fresh.snapshot == nil {
+                    carryOut(core.handle(.sequenced(board: board.key, entries: fresh.entries)))
+                }
+                if core.holds(board: board), fresh.snapshot == nil { return .some(nil) }
+                // This hub fell behind a fold: the board is loaded again.
+                return .some(StoredBoard(shared: try sharedLog.load(board.logName, after: 0)))
+            }
+            return .some(StoredBoard(shared: try sharedLog.load(board.logName, after: 0)))
+        } catch {
+            logger.error("cannot read a board from redis", metadata: ["board": "\(board)", "error": "\(error.message)"])
+            core.counters.boardsUnreadable += 1
+            server.close(connection, code: 1011, reason: "the hub cannot reach its store; try again")
+            return nil
+        }
+    }
+
+    /// Cluster mode: the shard follower reads `board`'s log from what this hub applied.
+    private func followHeld(_ board: BoardAddress) {
+        guard let sharedLog, let room = core.boards[board.key], followed[room.logName] == nil else { return }
+        followed[room.logName] = board.key
+        sharedLog.shard(of: room.logName).follow(room.logName, board: board.key, after: room.shared.applied)
     }
 
     func received(_ connection: ServerConnection, message: UnsafeRawBufferPointer, isText: Bool) {
@@ -127,7 +186,11 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             carryOut(core.handle(.binary(connection: connection.id)))
             return
         }
-        if let board = core.boardToLoad(connection: connection.id), let reader {
+        if sharedLog != nil, let board = core.awaitingBoard(connection: connection.id) {
+            // Its token arrives: read its board now, not at the upgrade.
+            guard let loaded = readShared(board, for: connection) else { return }
+            if let loaded { core.provide(loaded, for: connection.id) }
+        } else if let board = core.boardToLoad(connection: connection.id), let reader {
             // Its token arrives: read its board now, not at the upgrade.
             do {
                 core.provide(try reader.load(board: board.key), for: connection.id)
@@ -152,6 +215,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             }
         }
         carryOut(core.handle(.frame(connection: connection.id, parsed)))
+        if sharedLog != nil, let board = core.boardOf[connection.id] { followHeld(BoardAddress(key: board)) }
     }
 
     func closed(_ connection: ServerConnection) {
@@ -168,6 +232,9 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         let bare = request.path
         switch bare {
         case "/healthz":
+            if let sharedLog, !sharedLog.allUp {
+                return HTTPResponse(status: 503, contentType: "text/plain", body: Array("redis unreachable\n".utf8))
+            }
             return HTTPResponse(status: storeFailure == nil ? 200 : 503, contentType: "text/plain",
                                 body: Array((storeFailure == nil ? "ok\n" : "store failed\n").utf8))
         case "/metrics":
@@ -177,8 +244,9 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
                     (metricsToken == nil ? "metrics are closed on a hub with keys unless it is started with --metrics-token\n"
                                          : "send Authorization: Bearer <the --metrics-token value>\n").utf8))
             }
-            let body = metrics.render(counters: core.counters, stats: server.stats, gate: gate,
+            var body = metrics.render(counters: core.counters, stats: server.stats, gate: gate,
                                       connectionCount: server.connections.count, boardCount: core.boards.count)
+            if let sharedLog { body += Array(sharedLog.metricsText().utf8) }
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: body)
         default:
             if case let .success(address) = BoardAddress.parse(path: bare), let kind = HostedKinds.kind(named: address.kind),
@@ -207,11 +275,41 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             core.closeExpired(actions: &expired)
             carryOut(expired)
         }
-        let evicted = core.evictIdle(durable: reader != nil)
+        let evicted = core.evictIdle(durable: reader != nil || sharedLog != nil)
         if !evicted.isEmpty { logger.debug("evicted idle boards", metadata: ["count": "\(evicted.count)"]) }
+        if let sharedLog { tickShared(sharedLog, nowNanos: nowNanos) }
+    }
+
+    /// Cluster mode, each tick: proposals past their deadline are answered
+    /// `unavailable`; boards no longer held stop being followed; once a
+    /// second the followers get who is here (presence, R4).
+    private func tickShared(_ sharedLog: SharedLog, nowNanos: UInt64) {
+        var expired: [HubAction] = []
+        core.expireProposals(actions: &expired)
+        carryOut(expired)
+        for (logName, board) in followed where !core.holds(board: BoardAddress(key: board)) {
+            followed[logName] = nil
+            sharedLog.shard(of: logName).unfollow(logName)
+        }
+        guard nowNanos >= lastPresence + 1_000_000_000 else { return }
+        lastPresence = nowNanos
+        var perShard: [[String: (clients: Int, names: [String])]] = Array(repeating: [:], count: sharedLog.shards.count)
+        for room in core.boards.values {
+            perShard[sharedLog.shardIndex(of: room.logName)][room.logName] = (room.members.count, room.localNames)
+        }
+        for (shard, snapshot) in zip(sharedLog.shards, perShard) { shard.setPresence(snapshot) }
     }
 
     func serviceLoopDidRun() {
+        if let sharedLog {
+            let (proposals, folds) = core.takeProposals()
+            if !proposals.isEmpty || !folds.isEmpty {
+                var jobs: [[SharedLogShard.Job]] = Array(repeating: [], count: sharedLog.shards.count)
+                for proposal in proposals { jobs[sharedLog.shardIndex(of: proposal.logName)].append(.propose(proposal)) }
+                for fold in folds { jobs[sharedLog.shardIndex(of: fold.logName)].append(.fold(fold)) }
+                for (shard, batch) in zip(sharedLog.shards, jobs) { shard.submit(batch) }
+            }
+        }
         let records = core.takeRecords()
         if !records.isEmpty {
             if let writer {
@@ -224,6 +322,30 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     }
 
     // MARK: Store
+
+    /// Cluster mode: the shards' threads hand their news to the service thread.
+    func attachSharedLog() {
+        guard let sharedLog else { return }
+        for shard in sharedLog.shards {
+            shard.deliver = { [weak self] news in
+                guard let self else { return }
+                server.post { [self] in
+                    for item in news {
+                        switch item {
+                        case let .appended(board, number, result):
+                            carryOut(core.handle(.appended(board: board, number: number, result: result)))
+                        case let .entries(board, entries):
+                            carryOut(core.handle(.sequenced(board: board, entries: entries)))
+                        case let .presence(board, clients, names):
+                            carryOut(core.handle(.presence(board: board, clients: clients, names: names)))
+                        }
+                    }
+                    carryOut(core.publishChanged())
+                }
+            }
+        }
+        sharedLog.start()
+    }
 
     func attachWriter() {
         writer?.onCommitted = { [weak self] records in
@@ -250,6 +372,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     }
 
     func flushStore() {
+        sharedLog?.stop()
         writer?.stopAndFlush()
         checkpointer?.stop()
         // A commit that failed in the final flush posted to a loop that had already stopped.

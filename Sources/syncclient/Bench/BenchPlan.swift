@@ -2,7 +2,11 @@ import WebSocketLoop
 
 /// What one `syncclient bench` run does.
 struct BenchPlan: Sendable {
+    /// The first hub (the only one unless several URLs were given).
     var hub: WebSocketURL
+    /// Further hubs of the same cluster (R12): each board's clients are
+    /// spread over `hubs` round-robin by slot, see `hubIndex(slot:)`.
+    var moreHubs: [WebSocketURL] = []
     var boardNames: [String]
     var clientsPerBoard: Int
     /// Clients per board that send operations (the first ones of each board).
@@ -33,6 +37,16 @@ struct BenchPlan: Sendable {
 
     var totalClients: Int { boardNames.count * clientsPerBoard }
 
+    /// Every hub, the first one first.
+    var hubs: [WebSocketURL] { [hub] + moreHubs }
+    var hubCount: Int { 1 + moreHubs.count }
+
+    /// The hub (index into `hubs`) a board's client `slot` connects to:
+    /// round-robin, so slot 0 (the board's first client and first sender)
+    /// is on the first hub, slot 1 on the second, and so on. The senders,
+    /// the first slots, are spread the same way.
+    func hubIndex(slot: Int) -> Int { slot % hubCount }
+
     /// The (board, slot) pairs worker `index` owns.
     func slots(forWorker index: Int) -> [(board: Int, slot: Int)] {
         var mine: [(Int, Int)] = []
@@ -44,8 +58,10 @@ struct BenchPlan: Sendable {
         return mine
     }
 
-    func url(board: Int) -> WebSocketURL {
-        hub.with(path: "/\(kind.pathSegment)/" + boardNames[board])
+    /// The board's address on hub `hub` (an index into `hubs`; the first hub by default).
+    func url(board: Int, hub index: Int = 0) -> WebSocketURL {
+        let base = index > 0 && index <= moreHubs.count ? moreHubs[index - 1] : hub
+        return base.with(path: "/\(kind.pathSegment)/" + boardNames[board])
     }
 
     func sourceAddress(board: Int, slot: Int) -> String? {

@@ -72,6 +72,15 @@ struct BenchReport: Codable {
     var stock: StockSummary?
     /// `--kind todo` only: list sizes and notices.
     var todo: TodoSummary?
+    // Several hubs only (absent with one hub, whose report is unchanged), R12:
+    /// The hubs in the order given; each board's client slot i is on hub i mod their count.
+    var hubs: [String]?
+    /// `visibilityMillis` at the clients on the hub the change was sent to.
+    var visibilitySameHubMillis: Percentiles?
+    /// `visibilityMillis` at the clients on the other hubs.
+    var visibilityCrossHubMillis: Percentiles?
+    /// How many `--hub-pid` processes `hubRSSMiB` and `hubCPUPercent` sum (only when more than one).
+    var hubProcesses: Int?
 
     func text() -> String {
         func p(_ x: Percentiles) -> String {
@@ -90,9 +99,8 @@ struct BenchReport: Codable {
             "at every client \(p(visibilityAtEveryClientMillis))",
             "ack latency    \(p(ackMillis))",
         ]
-        if let hubRSSMiB, let hubCPUPercent {
-            lines.append("hub            RSS \(String(format: "%.1f", hubRSSMiB)) MiB (+\(String(format: "%.1f", hubRSSDeltaMiB ?? 0))), CPU \(Int(hubCPUPercent))%")
-        }
+        lines.insert(contentsOf: hubSplitLines(p), at: lines.count - 1)
+        if let usage = hubUsageLine() { lines.append(usage) }
         if let benchCPUPercent { lines.append("bench itself   CPU \(Int(benchCPUPercent))%") }
         lines.append(converged ? "converged      yes: every client of every board shows the same order"
                                : "converged      NO: \(divergentBoards.joined(separator: ", "))")
@@ -119,9 +127,8 @@ struct BenchReport: Codable {
             "at every client \(p(visibilityAtEveryClientMillis))",
             "ack latency    \(p(ackMillis))",
         ]
-        if let hubRSSMiB, let hubCPUPercent {
-            lines.append("hub            RSS \(String(format: "%.1f", hubRSSMiB)) MiB (+\(String(format: "%.1f", hubRSSDeltaMiB ?? 0))), CPU \(Int(hubCPUPercent))%")
-        }
+        lines.insert(contentsOf: hubSplitLines(p), at: lines.count - 1)
+        if let usage = hubUsageLine() { lines.append(usage) }
         if let benchCPUPercent { lines.append("bench itself   CPU \(Int(benchCPUPercent))%") }
         lines.append(converged ? "converged      yes: every player of every table shows the same table"
                                : "converged      NO: \(divergentBoards.joined(separator: ", "))")

@@ -6,7 +6,8 @@ import Histogram
 /// warm-up plus the measured window, drains, checks convergence, reports.
 struct BenchRunner {
     let plan: BenchPlan
-    let hubPID: Int32?
+    /// The hub processes (`--hub-pid`, repeatable) whose RSS and CPU are summed; none: not sampled.
+    let hubPIDs: [Int32]
     let progress: Bool
 
     func run() -> BenchReport {
@@ -31,7 +32,7 @@ struct BenchRunner {
             usleep(100_000)
         }
         usleep(300_000) // let the joins' state frames settle
-        let hubBefore = hubPID.flatMap(ProcessSample.read)
+        let hubBefore = ProcessSample.read(pids: hubPIDs)
         let ownBefore = ProcessSample.own()
         let start = BenchClock.now() + 20_000_000
         let recordFrom = start + plan.warmupNanos
@@ -49,7 +50,7 @@ struct BenchRunner {
             }
             (lastAnswers, lastFrames, lastTime) = (answers, frames, now)
         }
-        let hubAfter = hubPID.flatMap(ProcessSample.read)
+        let hubAfter = ProcessSample.read(pids: hubPIDs)
         let ownAfter = ProcessSample.own()
         // Drain: every answer in, and the last states delivered.
         let drainDeadline = BenchClock.now() + 10_000_000_000
@@ -75,14 +76,17 @@ struct BenchRunner {
         let peers = workers.flatMap(\.peers)
         var connect = Histogram<UInt64>(highestTrackableValue: 120_000_000_000)
         for peer in peers { if let nanos = peer.connectNanos { _ = connect.record(max(1, nanos)) } }
-        // The change that made version v is the earliest-sent operation acknowledged with v.
-        var firstSend: [Int: [UInt64: UInt64]] = [:]
+        // The change that made version v is the earliest-sent operation acknowledged with v
+        // (its send time, and the hub it was sent to).
+        var firstSend: [Int: [UInt64: (sent: UInt64, hub: Int)]] = [:]
         for worker in workers {
             for ack in worker.acknowledged {
-                let old = firstSend[ack.board]?[ack.version]
-                if old == nil || ack.sent < old! { firstSend[ack.board, default: [:]][ack.version] = ack.sent }
+                if let old = firstSend[ack.board]?[ack.version], old.sent <= ack.sent { continue }
+                firstSend[ack.board, default: [:]][ack.version] = (ack.sent, ack.hub)
             }
         }
+        // Several hubs: the same samples again, by where the receiver is.
+        var split: HubSplit? = plan.hubCount > 1 ? HubSplit() : nil
         var visibility = Histogram<UInt64>(highestTrackableValue: 120_000_000_000)
         var everyClient = Histogram<UInt64>(highestTrackableValue: 120_000_000_000)
         var unseen = 0
@@ -97,8 +101,9 @@ struct BenchRunner {
                     while cursor < peer.stateVersions.count, peer.stateVersions[cursor] < op.key { cursor += 1 }
                     guard cursor < peer.stateVersions.count else { unseen += ops.count - index; break }
                     let seen = peer.stateTimes[cursor]
-                    let latency = seen > op.value ? seen - op.value : 1
+                    let latency = seen > op.value.sent ? seen - op.value.sent : 1
                     _ = visibility.record(latency)
+                    split?.record(latency, sender: op.value.hub, receiver: peer.hub)
                     latest[index] = max(latest[index], latency)
                 }
             }
@@ -136,6 +141,12 @@ struct BenchRunner {
             hubRSSDeltaMiB: hubBefore.flatMap { before in hubAfter.map { Double($0.residentKiB - before.residentKiB) / 1024 } },
             hubCPUPercent: hubBefore.flatMap { before in hubAfter.map { before.cpuPercent(until: $0) } },
             benchCPUPercent: ownBefore.flatMap { before in ownAfter.map { before.cpuPercent(until: $0) } })
+        if let split {
+            report.hubs = plan.hubs.map { $0.with(path: "").description }
+            report.visibilitySameHubMillis = split.sameHubMillis
+            report.visibilityCrossHubMillis = split.crossHubMillis
+        }
+        if hubPIDs.count > 1 { report.hubProcesses = hubPIDs.count }
         if plan.kind == .set {
             let refused = workers.reduce(0) { $0 + $1.rejectedInWindow }
             report.kind = plan.kind.rawValue

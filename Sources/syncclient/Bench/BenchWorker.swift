@@ -22,6 +22,8 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     final class Peer {
         let board: Int
         let slot: Int
+        /// The hub it connects to, an index into `BenchPlan.hubs` (0 with one hub).
+        let hub: Int
         var connection: ClientConnection?
         var connectStart: UInt64 = 0
         var connectNanos: UInt64?
@@ -53,9 +55,10 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         var scoredGame = 0
         var seenScore = 0
         var seenMisses = 0
-        init(board: Int, slot: Int) {
+        init(board: Int, slot: Int, hub: Int = 0) {
             self.board = board
             self.slot = slot
+            self.hub = hub
         }
     }
 
@@ -71,8 +74,8 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     private var sendBudget = 0.0
     private var senderCursor = 0
     private var senders: [Peer] = []
-    /// (board, version, send time) of every acknowledged operation sent in the window.
-    private(set) var acknowledged: [(board: Int, version: UInt64, sent: UInt64)] = []
+    /// (board, version, send time, the sender's hub) of every acknowledged operation sent in the window.
+    private(set) var acknowledged: [(board: Int, version: UInt64, sent: UInt64, hub: Int)] = []
     private(set) var rejected = 0
     /// `error` frames (e.g. rate_limited: the hub's --rate is below the load).
     private(set) var errors = 0
@@ -108,7 +111,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         let tick = perThread > 0 ? min(10_000, max(1_000, 500_000 / perThread)) : 10_000
         client = WebSocketClient(fdLimit: UInt32(plan.totalClients / plan.threads + 1024), tickMicros: UInt32(tick), tls: plan.access.tls)
         for (board, slot) in plan.slots(forWorker: index) {
-            let peer = Peer(board: board, slot: slot)
+            let peer = Peer(board: board, slot: slot, hub: plan.hubIndex(slot: slot))
             if plan.kind != .letters {
                 peer.name = "p\(slot)"
                 peer.playerKey = Array("\"\(peer.name)\":{".utf8)
@@ -155,7 +158,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
             while connectBudget >= 1 || (connectBudget > 0 && toConnect.count == 1), let peer = toConnect.popLast() {
                 connectBudget -= 1
                 peer.connectStart = now
-                peer.connection = client.connect(to: plan.url(board: peer.board),
+                peer.connection = client.connect(to: plan.url(board: peer.board, hub: peer.hub),
                                                  sourceAddress: plan.sourceAddress(board: peer.board, slot: peer.slot),
                                                  bearerToken: plan.access.token)
                 if let connection = peer.connection { peerOfConnection[connection.id] = peer }
@@ -300,7 +303,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
                                     sentInWindow: sent >= recordFrom && sent < windowEnd)
             }
             if frame.kind == .ack {
-                if sent >= recordFrom && sent < windowEnd { acknowledged.append((peer.board, frame.version, sent)) }
+                if sent >= recordFrom && sent < windowEnd { acknowledged.append((peer.board, frame.version, sent, peer.hub)) }
             } else {
                 rejected += 1
                 if plan.kind != .letters, sent >= recordFrom && sent < windowEnd {

@@ -55,7 +55,7 @@ struct ConnectBench {
         }
         let succeeded = Int(firstState.totalCount)
         return ConnectReport(
-            hub: plan.hub.description, connections: connections, succeeded: succeeded,
+            hub: plan.hubs.map(\.description).joined(separator: " "), connections: connections, succeeded: succeeded,
             failed: started.reduce(0) { $0 + $1.failed } + workers.filter { worker in !started.contains { $0 === worker } }.reduce(0) { $0 + $1.count },
             firstFailure: started.compactMap(\.firstFailure).first, seconds: seconds,
             connectionsPerSecond: seconds > 0 ? Double(succeeded) / seconds : 0, concurrency: concurrency * started.count,
@@ -140,11 +140,13 @@ final class ConnectWorker: ClientDelegate, @unchecked Sendable {
 
     private func openNext() {
         guard started < count else { return }
-        let board = (index + started * plan.threads) % plan.boardNames.count
+        // Connection i (over all threads) goes to board i mod boards, hub i mod hubs.
+        let number = index + started * plan.threads
+        let board = number % plan.boardNames.count
         started += 1
         let now = BenchClock.now()
-        let token = plan.tokens.isEmpty ? plan.access.token : plan.tokens[(index + (started - 1) * plan.threads) % plan.tokens.count]
-        let connection = client.connect(to: plan.url(board: board), bearerToken: token)
+        let token = plan.tokens.isEmpty ? plan.access.token : plan.tokens[number % plan.tokens.count]
+        let connection = client.connect(to: plan.url(board: board, hub: number % plan.hubCount), bearerToken: token)
         if !connection.isFinished { starts[connection.id] = now }
     }
 

@@ -23,6 +23,21 @@ struct ProcessSample: Sendable {
 
     static func own() -> ProcessSample? { read(pid: getpid()) }
 
+    /// Several processes (the hubs of a cluster) as one: RSS and CPU time
+    /// summed. Nil with no pid, or when any of them cannot be read (so a
+    /// before/after difference always covers the same processes).
+    static func read(pids: [Int32]) -> ProcessSample? {
+        guard !pids.isEmpty else { return nil }
+        var total = ProcessSample(residentKiB: 0, cpuSeconds: 0, at: 0)
+        for pid in pids {
+            guard let sample = read(pid: pid) else { return nil }
+            total.residentKiB += sample.residentKiB
+            total.cpuSeconds += sample.cpuSeconds
+            total.at = sample.at
+        }
+        return total
+    }
+
     /// Percent of one core used between `self` and `later`.
     func cpuPercent(until later: ProcessSample) -> Double {
         let wall = Double(later.at - at) / 1e9

@@ -196,9 +196,8 @@ extension BenchReport {
             "at every client \(p(visibilityAtEveryClientMillis))",
             "ack latency    \(p(ackMillis))",
         ]
-        if let hubRSSMiB, let hubCPUPercent {
-            lines.append("hub            RSS \(String(format: "%.1f", hubRSSMiB)) MiB (+\(String(format: "%.1f", hubRSSDeltaMiB ?? 0))), CPU \(Int(hubCPUPercent))%")
-        }
+        lines.insert(contentsOf: hubSplitLines(p), at: lines.count - 1)
+        if let usage = hubUsageLine() { lines.append(usage) }
         if let benchCPUPercent { lines.append("bench itself   CPU \(Int(benchCPUPercent))%") }
         lines.append(converged ? "converged      yes: every client of every list shows the same items"
                                : "converged      NO: \(divergentBoards.joined(separator: ", "))")

@@ -38,10 +38,15 @@ struct BenchCommand: ParsableCommand {
             the file's token i mod count (one a line), so distinct tokens miss the hub's cache of verified ones. \
             A hub with TLS is wss://HOST:PORT (--ca FILE or --insecure as for every command); a hub that \
             checks tokens needs --token (or SYNCHUB_TOKEN) with a role on every bench board. \
+            Several hub URLs (hubs of one cluster, synchub --redis) spread each board's clients over them \
+            round-robin (client i of a board on hub i mod count; --connect-only: connection i); the summary \
+            then adds the hubs and the visibility split into same hub (the client is on the hub the change \
+            was sent to) and cross hub (on another hub), with the cross-hub p99 against the same-hub p99. \
+            --hub-pid may be repeated (one a hub process): RSS and CPU are then summed over them. \
             Method and figures: BENCHMARKS.md.
             """)
 
-    @Argument(help: "The hub, ws://HOST:PORT or wss://HOST:PORT.") var hub: String
+    @Argument(help: "The hub, ws://HOST:PORT or wss://HOST:PORT; several hubs of one cluster: each board's clients round-robin over them.") var hub: [String]
     @OptionGroup var access: AccessOptions
     @Option(help: "Boards.") var boards = 1
     @Option(help: "Clients per board.") var clients = 50
@@ -55,7 +60,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Loopback source addresses 127.0.0.1..N (default: one per 20,000 clients).") var sources: Int?
     @Option(help: "Board name prefix (boards are PREFIX-0, PREFIX-1, ...).") var prefix = "bench"
     @Option(help: "Kind of board: letters (moves on /boards/NAME), set (players choosing cards on /set/NAME), stock (juices made on /stock/NAME) or todo (reminders edited on /todo/NAME).") var kind: BenchKind = .letters
-    @Option(help: "The hub's process id, to report its RSS and CPU.") var hubPid: Int32?
+    @Option(help: "The hub's process id, to report its RSS and CPU; repeat it for several hubs (summed).") var hubPid: [Int32] = []
     @Flag(help: "Only connect and hold the connections for --duration (idle-memory runs); send nothing.") var idle = false
     @Flag(help: "The target is a plain broadcaster (Benchmarks/RawBroadcaster): messages carry their send time and are echoed to all; no board semantics, no convergence check.") var raw = false
     @Flag(help: "Measure connection setup only: open and close --connections connections; no operations.") var connectOnly = false
@@ -67,7 +72,10 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "No live progress line.") var quiet = false
 
     func validate() throws {
-        guard WebSocketURL(hub) != nil else { throw ValidationError("hub must look like ws://HOST:PORT or wss://HOST:PORT") }
+        let urls = hub.compactMap(WebSocketURL.init)
+        guard !hub.isEmpty, urls.count == hub.count else { throw ValidationError("hub must look like ws://HOST:PORT or wss://HOST:PORT") }
+        if Set(urls.map(\.isSecure)).count > 1 { throw ValidationError("hubs must be all ws:// or all wss://") }
+        if raw, urls.count > 1 { throw ValidationError("--raw drives one plain broadcaster: one hub") }
         if raw, kind != .letters { throw ValidationError("--raw drives a plain broadcaster: no --kind") }
         guard boards >= 1, clients >= 1, duration > 0, threads >= 1, connectRate > 0 else {
             throw ValidationError("--boards, --clients, --duration, --threads and --connect-rate must be positive")
@@ -84,11 +92,12 @@ struct BenchCommand: ParsableCommand {
 
     func run() throws {
         raiseOpenFileLimit()
-        guard let url = WebSocketURL(hub) else { throw ValidationError("hub must look like ws://HOST:PORT or wss://HOST:PORT") }
+        let urls = hub.compactMap(WebSocketURL.init)
+        guard let url = urls.first, urls.count == hub.count else { throw ValidationError("hub must look like ws://HOST:PORT or wss://HOST:PORT") }
         let hubAccess = try access.resolve(for: url)
         let total = boards * clients
         let plan = BenchPlan(
-            hub: url, boardNames: (0..<boards).map { "\(prefix)-\($0)" }, clientsPerBoard: clients,
+            hub: url, moreHubs: Array(urls.dropFirst()), boardNames: (0..<boards).map { "\(prefix)-\($0)" }, clientsPerBoard: clients,
             sendersPerBoard: idle ? 0 : senders ?? clients, threads: threads,
             sources: sources ?? max(1, (total + 19_999) / 20_000), connectionsPerSecond: connectRate,
             rate: rate, inFlightPerBoard: inFlight,
@@ -108,7 +117,7 @@ struct BenchCommand: ParsableCommand {
             if report.succeeded == 0 { throw ExitCode(2) }
             return
         }
-        let report = BenchRunner(plan: plan, hubPID: hubPid, progress: !quiet && isatty(2) == 1).run()
+        let report = BenchRunner(plan: plan, hubPIDs: hubPid, progress: !quiet && isatty(2) == 1).run()
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]

@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+import Logging
+
+/// `synchub --redis ...`: cluster mode's flags (docs/CLUSTER.md, docs/OPERATIONS.md).
+struct ClusterOptions: ParsableArguments {
+    @Option(name: .customLong("redis"), help: ArgumentHelp(
+        "Join a cluster: redis://[:PASSWORD@]HOST:PORT[/DB]. Repeat for several servers (boards are spread over them by a stable hash; every hub must list the same servers in the same order). The embedded store is not used.",
+        valueName: "url"))
+    var redis: [String] = []
+    @Option(help: ArgumentHelp("A file whose first line is the Redis password (for URLs without one).", valueName: "file"))
+    var redisPasswordFile: String?
+    @Option(help: "Seconds one Redis call, and one intent waiting for Redis, may take; then the intent is answered 'unavailable' (R8).")
+    var redisTimeout: Double = 2
+    @Option(help: "Redis replicas that must hold a change before it is acknowledged (WAIT); 0: the primary alone.")
+    var redisWait = 0
+    @Option(help: "Seconds to keep trying to reach every Redis at start before giving up (exit 69).")
+    var redisConnectTimeout: Double = 30
+    @Flag(help: "Share the port with other hubs on this machine (SO_REUSEPORT); the kernel spreads connections over them.")
+    var reusePort = false
+    @Option(help: "This hub's name in the cluster (logs, Redis client names, presence); default: random.")
+    var hubId: String?
+
+    var isCluster: Bool { !redis.isEmpty }
+    var timeoutNanos: UInt64 { UInt64(max(0.05, redisTimeout) * 1e9) }
+
+    func check(inMemory: Bool) throws {
+        guard isCluster else {
+            if redisPasswordFile != nil || redisWait != 0 || hubId != nil {
+                throw ValidationError("--redis-password-file, --redis-wait and --hub-id need --redis")
+            }
+            return
+        }
+        if inMemory { throw ValidationError("--in-memory and --redis exclude each other: with --redis the boards live in Redis") }
+        guard redisTimeout >= 0.2, redisTimeout <= 600 else { throw ValidationError("--redis-timeout must be 0.2...600 seconds") }
+        guard redisWait >= 0 else { throw ValidationError("--redis-wait must be 0 or more") }
+        guard redisConnectTimeout >= 0 else { throw ValidationError("--redis-connect-timeout must be 0 or more") }
+        if let hubId, hubId.isEmpty || hubId.count > 64 || hubId.contains(where: { $0 == " " || !$0.isASCII }) {
+            throw ValidationError("--hub-id must be 1-64 ASCII characters without spaces")
+        }
+        do {
+            _ = try servers()
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+
+    func servers() throws(ClusterConfigError) -> [RedisServerAddress] {
+        var out: [RedisServerAddress] = []
+        for url in redis { out.append(try RedisServerAddress.parse(url, passwordFile: redisPasswordFile)) }
+        if Set(out.map(\.description)).count != out.count {
+            throw ClusterConfigError("--redis lists one server and database twice")
+        }
+        return out
+    }
+
+    /// Reaches every server (R3: before the hub listens) and checks the list
+    /// (R1). Nil without --redis. Exits 64 for a list the cluster does not
+    /// share, 69 when Redis stays out of reach.
+    func connect(logger: Logger) throws -> SharedLog? {
+        guard isCluster else { return nil }
+        let addresses: [RedisServerAddress]
+        do {
+            addresses = try servers()
+        } catch {
+            throw ValidationError(error.description)
+        }
+        let id = hubId ?? String(UInt64.random(in: 1...UInt64.max), radix: 36)
+        let settings = SharedLogConnectionSettings(hubID: id, timeoutMilliseconds: Int(redisTimeout * 1000), waitReplicas: redisWait)
+        let log = SharedLog(servers: addresses, settings: settings, logger: logger)
+        do {
+            try log.connectAtStart(deadline: Date().addingTimeInterval(redisConnectTimeout))
+        } catch let error as ClusterConfigError {
+            FileHandle.standardError.write(Data("synchub: \(error.description)\n".utf8))
+            throw ExitCode(64)
+        } catch {
+            FileHandle.standardError.write(Data("synchub: cannot reach redis within \(redisConnectTimeout) s: \(error)\n".utf8))
+            throw ExitCode(69)
+        }
+        return log
+    }
+}

@@ -1,0 +1,161 @@
+import CHiredis
+import Foundation
+
+/// One synchronous connection to one Redis server (hiredis): the only Swift
+/// file that calls hiredis. Used by exactly one thread (each appender,
+/// follower or reader owns its own), so it needs no lock; the context is
+/// freed with the object. Every call is bounded by the timeout: a server
+/// that stops answering fails the call, and the connection is then closed
+/// (a reply that might still come would answer the wrong command).
+final class RedisConnection {
+    let server: RedisServerAddress
+    private var context: UnsafeMutablePointer<redisContext>?
+    private let timeoutMilliseconds: Int
+
+    init(server: RedisServerAddress, timeoutMilliseconds: Int) {
+        self.server = server
+        self.timeoutMilliseconds = max(1, timeoutMilliseconds)
+    }
+
+    deinit { close() }
+
+    var isConnected: Bool { context != nil }
+
+    func close() {
+        if let context { redisFree(context) }
+        context = nil
+    }
+
+    /// Connects (if not connected), authenticates and selects the database.
+    func connect(name: String) throws(RedisFailure) {
+        if context != nil { return }
+        guard let made = shredis_connect(server.host, Int32(server.port), timeoutMilliseconds) else {
+            throw RedisFailure(reason: .connect, message: "out of memory connecting to \(server)")
+        }
+        if made.pointee.err != 0 {
+            let message = Self.errorText(made)
+            redisFree(made)
+            throw RedisFailure(reason: .connect, message: "cannot reach \(server): \(message)")
+        }
+        guard shredis_set_timeout(made, timeoutMilliseconds) == REDIS_OK else {
+            redisFree(made)
+            throw RedisFailure(reason: .connect, message: "cannot set a timeout on the connection to \(server)")
+        }
+        context = made
+        var setup: [[String]] = []
+        if let password = server.password { setup.append(["AUTH", password]) }
+        if server.database != 0 { setup.append(["SELECT", String(server.database)]) }
+        setup.append(["CLIENT", "SETNAME", name])
+        for (index, reply) in try pipeline(setup).enumerated() {
+            if let error = reply.errorText {
+                close()
+                // Never the password: only which setup step failed.
+                let step = setup[index][0] == "AUTH" ? "AUTH (check the password)" : setup[index][0]
+                throw RedisFailure(reason: .reply, message: "\(server) refused \(step): \(error)")
+            }
+        }
+    }
+
+    /// Sends one command and returns its reply (an error reply is a reply,
+    /// not a throw: the caller decides).
+    func command(_ arguments: [String]) throws(RedisFailure) -> RedisReply {
+        try pipeline([arguments])[0]
+    }
+
+    /// Sends every command, then reads every reply (one round trip).
+    func pipeline(_ commands: [[String]]) throws(RedisFailure) -> [RedisReply] {
+        try pipelineBytes(commands.map { $0.map { Array($0.utf8) } })
+    }
+
+    func pipelineBytes(_ commands: [[[UInt8]]]) throws(RedisFailure) -> [RedisReply] {
+        guard let context else { throw RedisFailure(reason: .io, message: "not connected to \(server)") }
+        for arguments in commands {
+            let status: Int32 = Self.withArgv(arguments) { argv, lengths in
+                shredis_append(context, Int32(arguments.count), argv, lengths)
+            }
+            guard status == REDIS_OK else { throw failure(context) }
+        }
+        var replies: [RedisReply] = []
+        replies.reserveCapacity(commands.count)
+        for _ in commands {
+            guard let reply = shredis_next_reply(context) else { throw failure(context) }
+            replies.append(Self.copy(reply))
+            freeReplyObject(reply)
+        }
+        return replies
+    }
+
+    /// The failure of `context`, after which the connection is closed.
+    private func failure(_ context: UnsafeMutablePointer<redisContext>) -> RedisFailure {
+        let code = context.pointee.err
+        let message = Self.errorText(context)
+        close()
+        if code == REDIS_ERR_IO, message.contains("temporarily unavailable") || message.contains("timed out") {
+            return RedisFailure(reason: .timeout, message: "\(server) did not answer within \(timeoutMilliseconds) ms")
+        }
+        if code == REDIS_ERR_PROTOCOL { return RedisFailure(reason: .protocolError, message: "\(server): \(message)") }
+        return RedisFailure(reason: .io, message: "\(server): \(message)")
+    }
+
+    private static func errorText(_ context: UnsafeMutablePointer<redisContext>) -> String {
+        withUnsafeBytes(of: context.pointee.errstr) { raw in
+            let bytes = raw.prefix { $0 != 0 }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
+    private static func withArgv<R>(_ arguments: [[UInt8]], _ body: (UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> R) -> R {
+        // One buffer for all arguments, pointers into it.
+        let total = arguments.reduce(0) { $0 + $1.count + 1 }
+        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(1, total))
+        defer { buffer.deallocate() }
+        var pointers: [UnsafePointer<CChar>?] = []
+        var lengths: [Int] = []
+        pointers.reserveCapacity(arguments.count)
+        var offset = 0
+        for argument in arguments {
+            argument.withUnsafeBufferPointer { source in
+                source.withMemoryRebound(to: CChar.self) { chars in
+                    if let base = chars.baseAddress { (buffer + offset).update(from: base, count: chars.count) }
+                }
+            }
+            (buffer + offset + argument.count).pointee = 0
+            pointers.append(UnsafePointer(buffer + offset))
+            lengths.append(argument.count)
+            offset += argument.count + 1
+        }
+        // Every command has at least one argument, so neither buffer is empty.
+        precondition(!arguments.isEmpty, "a Redis command has a name")
+        return pointers.withUnsafeMutableBufferPointer { argv in
+            lengths.withUnsafeBufferPointer { sizes in
+                guard let argvBase = argv.baseAddress, let sizesBase = sizes.baseAddress else { preconditionFailure("empty command") }
+                return body(argvBase, sizesBase)
+            }
+        }
+    }
+
+    private static func copy(_ reply: UnsafeMutablePointer<redisReply>) -> RedisReply {
+        let r = reply.pointee
+        switch r.type {
+        case REDIS_REPLY_STATUS: return .status(text(r))
+        case REDIS_REPLY_ERROR: return .error(text(r))
+        case REDIS_REPLY_INTEGER: return .integer(r.integer)
+        case REDIS_REPLY_STRING: return .bulk(bytes(r))
+        case REDIS_REPLY_ARRAY:
+            var items: [RedisReply] = []
+            items.reserveCapacity(r.elements)
+            for index in 0..<r.elements {
+                if let element = shredis_element(reply, index) { items.append(copy(element)) } else { items.append(.null) }
+            }
+            return .array(items)
+        default: return .null
+        }
+    }
+
+    private static func bytes(_ r: redisReply) -> [UInt8] {
+        guard let pointer = r.str, r.len > 0 else { return [] }
+        return pointer.withMemoryRebound(to: UInt8.self, capacity: r.len) { Array(UnsafeBufferPointer(start: $0, count: r.len)) }
+    }
+
+    private static func text(_ r: redisReply) -> String { String(decoding: bytes(r), as: UTF8.self) }
+}

@@ -1,0 +1,32 @@
+/// What a shard's threads hand to the service thread.
+enum SharedLogNews: Sendable {
+    case appended(board: String, number: UInt64, result: SharedAppendResult)
+    case entries(board: String, [SharedLogEntry])
+    case presence(board: String, clients: Int, names: [String])
+}
+
+/// Counters and gauges of one Redis server, for /metrics (R11).
+struct SharedLogStats: Sendable {
+    var roundTrips: UInt64 = 0
+    var roundTripSeconds: Double = 0
+    /// Round trips by bucket upper bound in seconds (a Prometheus histogram).
+    var buckets: [Int] = Array(repeating: 0, count: SharedLogStats.bounds.count)
+    var errors: [String: UInt64] = [:]
+    var reconnects: UInt64 = 0
+    var behind: UInt64 = 0
+    var up = false
+    var folds: UInt64 = 0
+    var foldsDeclined: UInt64 = 0
+
+    static let bounds: [Double] = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+
+    mutating func observe(seconds: Double) {
+        roundTrips += 1
+        roundTripSeconds += seconds
+        for (index, bound) in Self.bounds.enumerated() where seconds <= bound { buckets[index] += 1 }
+    }
+
+    mutating func count(_ failure: RedisFailure) {
+        errors[failure.label, default: 0] += 1
+    }
+}

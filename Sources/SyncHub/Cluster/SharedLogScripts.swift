@@ -1,0 +1,100 @@
+/// The Lua scripts cluster mode runs in Redis. Each runs atomically and
+/// touches only one board's keys (one `{KIND/NAME}` hash tag, so they stay
+/// valid under Redis Cluster). Layout and reasons: docs/CLUSTER.md.
+enum SharedLogScripts {
+    /// The keys of one board's log.
+    struct BoardKeys {
+        let meta, log, snapshot, keys, keyOrder, owners, lease, here: String
+        init(logName: String) {
+            let tag = "sh:{" + logName + "}:"
+            meta = tag + "meta"
+            log = tag + "log"
+            snapshot = tag + "snap"
+            keys = tag + "keys"
+            keyOrder = tag + "keyorder"
+            owners = tag + "owners"
+            lease = tag + "lease"
+            here = tag + "here"
+        }
+    }
+
+    /// Appends one entry: deduplicates by key (answers `dup` and what the
+    /// key holds), checks the replica's owner, takes the next offset, XADDs
+    /// under it, remembers the key. KEYS meta log keys keyorder owners;
+    /// ARGV entry key replica sub new-epoch. Answers {status, value, epoch}.
+    static let append = """
+        local epoch = redis.call('HGET', KEYS[1], 'epoch')
+        if not epoch then
+          epoch = ARGV[5]
+          redis.call('HSET', KEYS[1], 'epoch', epoch)
+        end
+        if ARGV[2] ~= '' then
+          local seen = redis.call('HGET', KEYS[3], ARGV[2])
+          if seen then return {'dup', seen, epoch} end
+        end
+        if ARGV[3] ~= '' then
+          local owner = redis.call('HGET', KEYS[5], ARGV[3])
+          if owner and owner ~= ARGV[4] then return {'owner', owner, epoch} end
+          if not owner then redis.call('HSET', KEYS[5], ARGV[3], ARGV[4]) end
+        end
+        local top = redis.call('HINCRBY', KEYS[1], 'top', 1)
+        redis.call('XADD', KEYS[2], top .. '-0', 'e', ARGV[1])
+        if ARGV[2] ~= '' then
+          redis.call('HSET', KEYS[3], ARGV[2], '@' .. top)
+          redis.call('ZADD', KEYS[4], top, ARGV[2])
+        end
+        return {'ok', tostring(top), epoch}
+        """
+
+    /// Folds the log into a snapshot under a lease (one hub at a time; the
+    /// offset is the fencing token: only a newer snapshot replaces one),
+    /// writes down the first answers of keys whose entries go, trims the
+    /// stream behind the snapshot and the oldest keys beyond the bound.
+    /// KEYS meta log snap keys keyorder lease; ARGV offset snapshot hub
+    /// lease-ms max-keys [key answer]...
+    static let fold = """
+        local lease = redis.call('GET', KEYS[6])
+        if lease and lease ~= ARGV[3] then return {'busy', lease} end
+        redis.call('SET', KEYS[6], ARGV[3], 'PX', ARGV[4])
+        local at = tonumber(redis.call('HGET', KEYS[1], 'snap') or '0')
+        local offset = tonumber(ARGV[1])
+        if offset <= at then return {'behind', tostring(at)} end
+        redis.call('SET', KEYS[3], ARGV[2])
+        redis.call('HSET', KEYS[1], 'snap', ARGV[1])
+        for i = 6, #ARGV, 2 do
+          local seen = redis.call('HGET', KEYS[4], ARGV[i])
+          if seen and string.sub(seen, 1, 1) == '@' and tonumber(string.sub(seen, 2)) <= offset then
+            redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
+          end
+        end
+        redis.call('XTRIM', KEYS[2], 'MINID', (offset + 1) .. '-0')
+        local count = redis.call('ZCARD', KEYS[5])
+        local excess = count - tonumber(ARGV[5])
+        if excess > 0 then
+          local old = redis.call('ZRANGE', KEYS[5], 0, excess - 1)
+          redis.call('ZREMRANGEBYRANK', KEYS[5], 0, excess - 1)
+          for i = 1, #old, 500 do
+            redis.call('HDEL', KEYS[4], unpack(old, i, math.min(i + 499, #old)))
+          end
+        end
+        return {'ok', ARGV[1]}
+        """
+
+    /// Reads a board: the snapshot when `from` is behind it, and every entry
+    /// after max(from, snapshot), in one atomic step (a fold cannot slip in
+    /// between). KEYS meta log snap; ARGV from. Answers {snapshot|nil,
+    /// snapshot-offset, epoch, top, entries}.
+    static let load = """
+        local at = tonumber(redis.call('HGET', KEYS[1], 'snap') or '0')
+        local epoch = redis.call('HGET', KEYS[1], 'epoch') or ''
+        local top = redis.call('HGET', KEYS[1], 'top') or '0'
+        local from = tonumber(ARGV[1])
+        local snap = false
+        if from < at then
+          snap = redis.call('GET', KEYS[3]) or false
+          from = at
+        end
+        local entries = redis.call('XRANGE', KEYS[2], (from + 1) .. '-0', '+')
+        return {snap, tostring(at), epoch, top, entries}
+        """
+}

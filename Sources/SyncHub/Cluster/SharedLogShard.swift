@@ -1,0 +1,453 @@
+import Foundation
+import Logging
+
+/// One Redis server of the cluster and the two threads that talk to it:
+/// the appender (proposals and folds, pipelined, each batch one round trip)
+/// and the follower (XREAD BLOCK on the logs of the boards this hub holds,
+/// presence once a second). Both hand what they learn to the service thread
+/// through `deliver`; neither touches the hub's state.
+final class SharedLogShard: @unchecked Sendable {
+    // Sendable: `jobs`, `stopping`, `followed`, `unfollowed`, `presence` and
+    // `stats` are guarded by `lock` (and `jobsReady`, a condition on it);
+    // each RedisConnection is used by its one thread only; `deliver` is set
+    // before `start()`.
+    let address: RedisServerAddress
+    private let settings: SharedLogConnectionSettings
+    private let logger: Logger
+    private let lock = NSCondition()
+    private var jobs: [Job] = []
+    private var stopping = false
+    private var threadsRunning = 0
+    /// logName -> (board key, offset to read after).
+    private var followed: [String: (board: String, after: UInt64)] = [:]
+    private var unfollowed: Set<String> = []
+    /// logName -> (connections, names) on this hub.
+    private var presence: [String: (clients: Int, names: [String])] = [:]
+    private var stats = SharedLogStats()
+    /// Set before `start()`: hands news to the service thread.
+    var deliver: @Sendable ([SharedLogNews]) -> Void = { _ in }
+
+    enum Job: Sendable {
+        case propose(SharedProposal)
+        case fold(SharedFold)
+    }
+
+    init(address: RedisServerAddress, settings: SharedLogConnectionSettings, logger: Logger) {
+        self.address = address
+        self.settings = settings
+        self.logger = logger
+    }
+
+    func start() {
+        lock.lock()
+        threadsRunning = 2
+        lock.unlock()
+        let appender = Thread { [self] in runAppender() }
+        appender.name = "redis-appender"
+        appender.start()
+        let follower = Thread { [self] in runFollower() }
+        follower.name = "redis-follower"
+        follower.start()
+    }
+
+    /// Stops both threads once the appender has sent what is queued.
+    func stop() {
+        lock.lock()
+        stopping = true
+        lock.broadcast()
+        while threadsRunning > 0 { lock.wait() }
+        lock.unlock()
+    }
+
+    func submit(_ new: [Job]) {
+        guard !new.isEmpty else { return }
+        lock.lock()
+        jobs.append(contentsOf: new)
+        lock.signal()
+        lock.unlock()
+    }
+
+    /// Follows `logName` from after `offset` (replacing where it was).
+    func follow(_ logName: String, board: String, after offset: UInt64) {
+        lock.lock()
+        followed[logName] = (board, offset)
+        unfollowed.remove(logName)
+        lock.unlock()
+    }
+
+    func unfollow(_ logName: String) {
+        lock.lock()
+        if followed.removeValue(forKey: logName) != nil { unfollowed.insert(logName) }
+        lock.unlock()
+    }
+
+    func setPresence(_ snapshot: [String: (clients: Int, names: [String])]) {
+        lock.lock()
+        presence = snapshot
+        lock.unlock()
+    }
+
+    var currentStats: SharedLogStats {
+        lock.lock()
+        defer { lock.unlock() }
+        return stats
+    }
+
+    var isUp: Bool { currentStats.up }
+
+    private func note(_ body: (inout SharedLogStats) -> Void) {
+        lock.lock()
+        body(&stats)
+        lock.unlock()
+    }
+
+    private func finished() {
+        lock.lock()
+        threadsRunning -= 1
+        lock.broadcast()
+        lock.unlock()
+    }
+
+    /// Connects `connection` if needed (loading the scripts); false when Redis cannot be reached.
+    private func ready(_ connection: RedisConnection, scripts: inout ScriptHashes?, role: String) -> Bool {
+        if connection.isConnected, scripts != nil { return true }
+        do {
+            try connection.connect(name: "synchub-\(settings.hubID)-\(role)")
+            scripts = try ScriptHashes.load(on: connection)
+            return true
+        } catch {
+            note { $0.count(error); $0.up = false; $0.reconnects += 1 }
+            logger.warning("cannot reach redis", metadata: ["server": "\(address)", "role": "\(role)", "error": "\(error.message)"])
+            connection.close()
+            scripts = nil
+            return false
+        }
+    }
+
+    // MARK: Appender
+
+    private func runAppender() {
+        let connection = RedisConnection(server: address, timeoutMilliseconds: settings.timeoutMilliseconds)
+        var scripts: ScriptHashes?
+        while true {
+            lock.lock()
+            while jobs.isEmpty && !stopping { lock.wait() }
+            if jobs.isEmpty && stopping { lock.unlock(); break }
+            let batch = Array(jobs.prefix(512))
+            jobs.removeFirst(batch.count)
+            lock.unlock()
+            guard ready(connection, scripts: &scripts, role: "appender"), let hashes = scripts else {
+                fail(batch, reason: "cannot reach \(address)")
+                if !stopping { Thread.sleep(forTimeInterval: 0.05) }
+                continue
+            }
+            send(batch, on: connection, hashes: hashes)
+        }
+        finished()
+    }
+
+    private func send(_ batch: [Job], on connection: RedisConnection, hashes: ScriptHashes) {
+        var commands = batch.map { command(for: $0, hashes: hashes, evalText: false) }
+        let proposals = batch.contains { if case .propose = $0 { return true } else { return false } }
+        let waits = settings.waitReplicas > 0 && proposals
+        if waits { commands.append(["WAIT", String(settings.waitReplicas), String(settings.timeoutMilliseconds)]) }
+        let started = DispatchTime.now().uptimeNanoseconds
+        var replies: [RedisReply]
+        do {
+            replies = try connection.pipeline(commands)
+        } catch {
+            note { $0.count(error); $0.up = false }
+            logger.warning("redis append failed; answered unavailable", metadata: ["server": "\(address)", "error": "\(error.message)"])
+            fail(batch, reason: error.message)
+            return
+        }
+        note { $0.observe(seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9); $0.up = true }
+        // A script flushed behind our back (SCRIPT FLUSH): those run again as EVAL.
+        let missing = replies.indices.filter { $0 < batch.count && replies[$0].errorText?.hasPrefix("NOSCRIPT") == true }
+        if !missing.isEmpty {
+            note { $0.errors["noscript", default: 0] += 1 }
+            do {
+                let again = try connection.pipeline(missing.map { command(for: batch[$0], hashes: hashes, evalText: true) })
+                for (index, reply) in zip(missing, again) { replies[index] = reply }
+            } catch {
+                note { $0.count(error); $0.up = false }
+                for index in missing { replies[index] = .error("ERR \(error.message)") }
+            }
+        }
+        var waitProblem: String?
+        if waits, let last = replies.last {
+            let have = last.integer ?? 0
+            if have < Int64(settings.waitReplicas) {
+                waitProblem = "only \(have) of \(settings.waitReplicas) Redis replicas confirmed within \(settings.timeoutMilliseconds) ms"
+                note { $0.errors["wait", default: 0] += 1 }
+            }
+        }
+        var news: [SharedLogNews] = []
+        for (job, reply) in zip(batch, replies) {
+            switch job {
+            case let .propose(proposal):
+                news.append(.appended(board: proposal.board, number: proposal.number,
+                                      result: result(of: reply, waitProblem: waitProblem, logName: proposal.logName)))
+            case let .fold(fold):
+                if let error = reply.errorText {
+                    note { $0.errors[RedisFailure(reason: .script, message: error).label, default: 0] += 1 }
+                    logger.warning("redis refused a fold", metadata: ["board": "\(fold.logName)", "error": "\(error)"])
+                } else if reply.elements.first?.text == "ok" {
+                    note { $0.folds += 1 }
+                } else {
+                    note { $0.foldsDeclined += 1 }
+                }
+            }
+        }
+        deliver(news)
+    }
+
+    private func result(of reply: RedisReply, waitProblem: String?, logName: String) -> SharedAppendResult {
+        if let error = reply.errorText {
+            // OOM, READONLY after a failover, LOADING, BUSY...: never an ack.
+            note { $0.errors[RedisFailure(reason: .script, message: error).label, default: 0] += 1 }
+            logger.warning("redis refused an append; answered unavailable", metadata: ["board": "\(logName)", "error": "\(error)"])
+            return .failed(reason: error)
+        }
+        let parts = reply.elements
+        switch parts.first?.text {
+        case "ok"?:
+            guard parts.count == 3, let offset = parts[1].integer, offset > 0, let epoch = parts[2].text else { break }
+            if let waitProblem { return .failed(reason: waitProblem) }
+            return .appended(offset: UInt64(offset), epoch: epoch)
+        case "dup"?:
+            guard parts.count >= 2, let seen = parts[1].text else { break }
+            return .duplicate(seen: seen)
+        case "owner"?:
+            return .notOwner
+        default:
+            break
+        }
+        note { $0.errors["protocol", default: 0] += 1 }
+        return .failed(reason: "unexpected answer from the append script")
+    }
+
+    private func command(for job: Job, hashes: ScriptHashes, evalText: Bool) -> [String] {
+        switch job {
+        case let .propose(proposal):
+            let keys = SharedLogScripts.BoardKeys(logName: proposal.logName)
+            let head = evalText ? ["EVAL", SharedLogScripts.append] : ["EVALSHA", hashes.append]
+            return head + ["5", keys.meta, keys.log, keys.keys, keys.keyOrder, keys.owners,
+                           proposal.body, proposal.key ?? "", proposal.owner.map { String($0.replica.rawValue) } ?? "",
+                           proposal.owner?.sub ?? "", Self.newEpoch()]
+        case let .fold(fold):
+            let keys = SharedLogScripts.BoardKeys(logName: fold.logName)
+            let snapshot: String
+            do {
+                snapshot = try fold.encode()
+            } catch {
+                // Nothing is trimmed without a snapshot; the next fold tries again.
+                logger.error("cannot encode a board's snapshot", metadata: ["board": "\(fold.logName)", "error": "\(error)"])
+                return ["PING"]
+            }
+            let head = evalText ? ["EVAL", SharedLogScripts.fold] : ["EVALSHA", hashes.fold]
+            var command = head + ["6", keys.meta, keys.log, keys.snapshot, keys.keys, keys.keyOrder, keys.lease,
+                                  String(fold.offset), snapshot, settings.hubID, String(settings.leaseMilliseconds), String(settings.maxKeysPerBoard)]
+            for answer in fold.answers { command += [answer.key, answer.answer] }
+            return command
+        }
+    }
+
+    private func fail(_ batch: [Job], reason: String) {
+        var news: [SharedLogNews] = []
+        for case let .propose(proposal) in batch {
+            news.append(.appended(board: proposal.board, number: proposal.number, result: .failed(reason: reason)))
+        }
+        if !news.isEmpty { deliver(news) }
+    }
+
+    private static func newEpoch() -> String { String(UInt64.random(in: 1...UInt64.max), radix: 36) }
+
+    // MARK: Follower
+
+    private func runFollower() {
+        let connection = RedisConnection(server: address, timeoutMilliseconds: settings.timeoutMilliseconds + settings.blockMilliseconds)
+        var scripts: ScriptHashes?
+        var lastPresence: UInt64 = 0
+        while true {
+            lock.lock()
+            let done = stopping
+            let targets = followed
+            let gone = unfollowed
+            unfollowed.removeAll()
+            lock.unlock()
+            if done { break }
+            guard ready(connection, scripts: &scripts, role: "follower") else {
+                Thread.sleep(forTimeInterval: 0.1)
+                continue
+            }
+            let now = DispatchTime.now().uptimeNanoseconds
+            if now >= lastPresence + 1_000_000_000 || !gone.isEmpty {
+                lastPresence = now
+                exchangePresence(on: connection, targets: targets, gone: gone)
+                continue
+            }
+            if targets.isEmpty {
+                Thread.sleep(forTimeInterval: Double(settings.blockMilliseconds) / 1000)
+                // A round trip now and then keeps `up` honest with nothing followed.
+                continue
+            }
+            read(on: connection, targets: targets)
+        }
+        finished()
+    }
+
+    private func read(on connection: RedisConnection, targets: [String: (board: String, after: UInt64)]) {
+        let names = Array(targets.keys)
+        var command = ["XREAD", "COUNT", "1000", "BLOCK", String(settings.blockMilliseconds), "STREAMS"]
+        command += names.map { SharedLogScripts.BoardKeys(logName: $0).log }
+        command += names.map { "\(targets[$0]?.after ?? 0)-0" }
+        let reply: RedisReply
+        do {
+            reply = try connection.command(command)
+        } catch {
+            note { $0.count(error); $0.up = false }
+            logger.warning("redis follower failed", metadata: ["server": "\(address)", "error": "\(error.message)"])
+            return
+        }
+        note { $0.up = true }
+        if let error = reply.errorText {
+            note { $0.errors[RedisFailure(reason: .reply, message: error).label, default: 0] += 1 }
+            logger.warning("redis refused XREAD", metadata: ["error": "\(error)"])
+            Thread.sleep(forTimeInterval: 0.1)
+            return
+        }
+        var news: [SharedLogNews] = []
+        var advanced: [String: UInt64] = [:]
+        for stream in reply.elements {
+            let parts = stream.elements
+            guard parts.count == 2, let key = parts[0].text else { continue }
+            let logName = Self.logName(ofStreamKey: key)
+            guard let target = targets[logName] else { continue }
+            let entries = Self.entries(parts[1])
+            guard let last = entries.last else { continue }
+            advanced[logName] = last.offset
+            news.append(.entries(board: target.board, entries))
+        }
+        lock.lock()
+        for (logName, offset) in advanced {
+            if let current = followed[logName], current.after < offset { followed[logName] = (current.board, offset) }
+        }
+        lock.unlock()
+        if !news.isEmpty { deliver(news) }
+    }
+
+    /// Once a second: tells Redis who is on each followed board here, reads
+    /// who is on the other hubs, and how far the logs ran ahead (R4, R11).
+    private func exchangePresence(on connection: RedisConnection, targets: [String: (board: String, after: UInt64)], gone: Set<String>) {
+        lock.lock()
+        let here = presence
+        lock.unlock()
+        let names = Array(targets.keys)
+        var commands: [[String]] = [["TIME"]]
+        for logName in gone { commands.append(["HDEL", SharedLogScripts.BoardKeys(logName: logName).here, settings.hubID]) }
+        let first = commands.count
+        for logName in names {
+            let keys = SharedLogScripts.BoardKeys(logName: logName)
+            let mine = here[logName] ?? (0, [])
+            let namesJSON = String(decoding: (try? JSONEncoder().encode(mine.names)) ?? Data("[]".utf8), as: UTF8.self)
+            commands.append(["HSET", keys.here, settings.hubID, "{{TIME}} \(mine.clients) \(namesJSON)"])
+            commands.append(["PEXPIRE", keys.here, "10000"])
+            commands.append(["HGETALL", keys.here])
+            commands.append(["HGET", keys.meta, "top"])
+        }
+        do {
+            // The server's clock stamps every hub's entry, so hubs on
+            // machines whose clocks differ still agree on what is stale.
+            let time = try connection.command(["TIME"])
+            let seconds = time.elements.first?.integer ?? 0
+            let micros = time.elements.count > 1 ? (time.elements[1].integer ?? 0) : 0
+            let nowMillis = seconds * 1000 + micros / 1000
+            let stamped = commands.map { $0.map { $0.replacingOccurrences(of: "{{TIME}}", with: String(nowMillis)) } }
+            let replies = try connection.pipeline(stamped)
+            note { $0.up = true }
+            var news: [SharedLogNews] = []
+            var behind: UInt64 = 0
+            for (index, logName) in names.enumerated() {
+                guard let target = targets[logName] else { continue }
+                let all = replies[first + index * 4 + 2].elements
+                var clients = 0
+                var others: [String] = []
+                var pair = 0
+                while pair + 1 < all.count {
+                    defer { pair += 2 }
+                    guard let hub = all[pair].text, hub != settings.hubID, let value = all[pair + 1].text else { continue }
+                    let fields = value.split(separator: " ", maxSplits: 2)
+                    guard fields.count == 3, let stamp = Int64(fields[0]), let count = Int(fields[1]), nowMillis - stamp <= 3000 else { continue }
+                    clients += count
+                    if let list = try? JSONDecoder().decode([String].self, from: Data(fields[2].utf8)) { others += list }
+                }
+                news.append(.presence(board: target.board, clients: clients, names: others.sorted()))
+                if let top = replies[first + index * 4 + 3].integer, UInt64(max(0, top)) > target.after {
+                    behind += UInt64(top) - target.after
+                }
+            }
+            note { $0.behind = behind }
+            if !news.isEmpty { deliver(news) }
+        } catch {
+            note { $0.count(error); $0.up = false }
+        }
+    }
+
+    static func logName(ofStreamKey key: String) -> String {
+        // sh:{KIND/NAME}:log
+        guard let open = key.firstIndex(of: "{"), let close = key.lastIndex(of: "}"), open < close else { return key }
+        return String(key[key.index(after: open)..<close])
+    }
+
+    /// `[[id, [field, value, ...]], ...]` as entries (offset = the id's first part).
+    static func entries(_ reply: RedisReply) -> [SharedLogEntry] {
+        var out: [SharedLogEntry] = []
+        for item in reply.elements {
+            let parts = item.elements
+            guard parts.count == 2, let id = parts[0].text, let dash = id.firstIndex(of: "-"),
+                  let offset = UInt64(id[..<dash]) else { continue }
+            let fields = parts[1].elements
+            var body: [UInt8]?
+            var index = 0
+            while index + 1 < fields.count {
+                if fields[index].text == "e", case let .bulk(bytes) = fields[index + 1] { body = bytes }
+                index += 2
+            }
+            if let body { out.append(SharedLogEntry(offset: offset, body: body)) }
+        }
+        return out
+    }
+}
+
+/// How the shard threads talk to Redis.
+struct SharedLogConnectionSettings: Sendable {
+    var hubID: String
+    var timeoutMilliseconds: Int
+    var waitReplicas: Int
+    /// How long one XREAD waits for news before the follower looks at its list again.
+    var blockMilliseconds = 100
+    /// A fold's lease: one hub folds a board at a time.
+    var leaseMilliseconds = 30_000
+    /// Idempotency keys a board keeps in Redis (the oldest go first).
+    var maxKeysPerBoard = 100_000
+}
+
+/// The SHA1s of the loaded scripts (SCRIPT LOAD on every new connection, so
+/// a restarted Redis is served again at once).
+struct ScriptHashes {
+    var append: String
+    var fold: String
+    var load: String
+
+    static func load(on connection: RedisConnection) throws(RedisFailure) -> ScriptHashes {
+        let replies = try connection.pipeline([
+            ["SCRIPT", "LOAD", SharedLogScripts.append], ["SCRIPT", "LOAD", SharedLogScripts.fold], ["SCRIPT", "LOAD", SharedLogScripts.load],
+        ])
+        guard replies.count == 3, let append = replies[0].text, let fold = replies[1].text, let load = replies[2].text,
+              replies.allSatisfy({ $0.errorText == nil }) else {
+            throw RedisFailure(reason: .reply, message: "SCRIPT LOAD refused: \(replies.compactMap(\.errorText).first ?? "no hash")")
+        }
+        return ScriptHashes(append: append, fold: fold, load: load)
+    }
+}

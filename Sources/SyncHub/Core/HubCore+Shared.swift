@@ -1,0 +1,195 @@
+import BoardCRDT
+import Foundation
+import SyncWire
+
+/// Cluster mode in the core (`Sequencing.shared`): proposals out, the
+/// log's answers and entries in. The core never knows which engine keeps
+/// the log; the shell hands proposals to it and its answers back.
+extension HubCore {
+    var isShared: Bool {
+        if case .shared = sequencing { return true }
+        return false
+    }
+
+    var sharedHubID: String {
+        if case let .shared(settings) = sequencing { return settings.hubID }
+        return ""
+    }
+
+    var sharedFoldEvery: UInt64 {
+        if case let .shared(settings) = sequencing { return max(1, settings.foldEvery) }
+        return .max
+    }
+
+    private var sharedTimeout: UInt64 {
+        if case let .shared(settings) = sequencing { return settings.timeoutNanos }
+        return 0
+    }
+
+    /// Queues `entry` for `room`'s log; `waiting` is answered when the entry
+    /// is confirmed and applied (or `unavailable` at its deadline).
+    /// `logKey`: the key the log deduplicates by (a client's key is `k:KEY`).
+    mutating func propose<Change>(_ entry: SharedEntry<Change>, in room: BoardRoom, owner: (replica: ReplicaID, sub: String)? = nil,
+                                  logKey: String? = nil, waiting: PendingProposal, actions: inout [HubAction]) {
+        nextProposal += 1
+        var entry = entry
+        entry.number = nextProposal
+        let body: String
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.withoutEscapingSlashes]
+            body = String(decoding: try encoder.encode(entry), as: UTF8.self)
+        } catch {
+            counters.encodingFailures += 1
+            if let key = waiting.key { _ = room.keys.abandon(key) }
+            if !waiting.isOpening {
+                actions.append(.send(connection: waiting.connection, frame: HubMessage.error(
+                    ProtocolError("internal", "the change could not be written for the log; send it again"), ref: waiting.ref)))
+            } else {
+                room.openingInFlight = false
+            }
+            return
+        }
+        var waiting = waiting
+        waiting.deadline = now &+ sharedTimeout
+        room.shared.proposals[nextProposal] = waiting
+        proposalBoards.insert(room.name)
+        outboxProposals.append(SharedProposal(board: room.name, logName: room.logName, number: nextProposal, body: body,
+                                              key: logKey ?? waiting.key.map { "k:" + $0 }, owner: owner))
+        counters.proposals += 1
+    }
+
+    mutating func fold(_ fold: SharedFold) {
+        outboxFolds.append(fold)
+    }
+
+    /// Proposals and folds made since the last call, for the shared log.
+    mutating func takeProposals() -> (proposals: [SharedProposal], folds: [SharedFold]) {
+        defer {
+            outboxProposals.removeAll(keepingCapacity: true)
+            outboxFolds.removeAll(keepingCapacity: true)
+        }
+        return (outboxProposals, outboxFolds)
+    }
+
+    /// The log's answer to one of this hub's proposals.
+    mutating func appended(board: String, number: UInt64, result: SharedAppendResult, actions: inout [HubAction]) {
+        guard let room = boards[board], var proposal = room.shared.proposals[number] else { return }
+        switch result {
+        case let .appended(offset, epoch):
+            if !room.shared.epoch.isEmpty, room.shared.epoch != epoch || offset <= room.shared.applied && proposal.reply == nil {
+                // The log lost the history this hub applied (its server
+                // restarted without it): offsets start again.
+                counters.sharedHistoryLost += 1
+                drop(room, code: 1012, reason: "the board's shared log lost its history; reconnect", actions: &actions)
+                return
+            }
+            if room.shared.epoch.isEmpty { room.shared.epoch = epoch }
+            if let reply = proposal.reply {
+                room.shared.proposals[number] = nil
+                if !proposal.isOpening { actions.append(.send(connection: proposal.connection, frame: reply)) }
+            } else {
+                proposal.confirmed = true
+                room.shared.proposals[number] = proposal
+            }
+        case let .duplicate(seen):
+            room.shared.proposals[number] = nil
+            if proposal.isOpening {
+                // Another hub made the opening: it arrives through the log.
+                return
+            }
+            guard let key = proposal.key else { return }
+            counters.keyedResends += 1
+            if case let .answered(answer)? = room.keys[key] {
+                actions.append(.send(connection: proposal.connection, frame: answer.frame(ref: proposal.ref)))
+            } else if let answer = KeyedAnswerText.decode(seen) {
+                for waiter in room.keys.answer(key, with: answer) {
+                    actions.append(.send(connection: waiter.connection, frame: answer.frame(ref: waiter.ref)))
+                }
+                actions.append(.send(connection: proposal.connection, frame: answer.frame(ref: proposal.ref)))
+            } else if seen.hasPrefix("@"), let offset = UInt64(seen.dropFirst()), offset > room.shared.applied {
+                // Its first use is in the log ahead of this hub: answered when applied.
+                room.keys.wait(key, connection: proposal.connection, ref: proposal.ref)
+            } else {
+                unavailable(proposal, in: room, actions: &actions)
+            }
+        case .notOwner:
+            room.shared.proposals[number] = nil
+            actions.append(.send(connection: proposal.connection, frame: HubMessage.error(ProtocolError(
+                "not_your_replica", "this replica id belongs to someone else on this board; pick a fresh random id"),
+                ref: proposal.ref, have: proposal.replica.map { room.durableSeq(of: $0) })))
+        case .failed:
+            room.shared.proposals[number] = nil
+            unavailable(proposal, in: room, actions: &actions)
+        }
+        if room.shared.proposals.isEmpty { proposalBoards.remove(board) }
+    }
+
+    /// Entries of a board's log, in order, as the log hands them over.
+    mutating func sequenced(board: String, entries: [SharedLogEntry], actions: inout [HubAction]) {
+        guard let room = boards[board] else { return }
+        if !room.applyShared(entries, core: &self, actions: &actions) {
+            counters.sharedGaps += 1
+            drop(room, code: 1012, reason: "this hub fell behind the board's shared log; reconnect", actions: &actions)
+        }
+    }
+
+    /// Who is on a board on the other hubs (R4).
+    mutating func presence(board: String, clients: Int, names: [String]) {
+        guard let room = boards[board], room.shared.remoteClients != clients || room.shared.remoteNames != names else { return }
+        room.shared.remoteClients = clients
+        room.shared.remoteNames = names
+        markForPublish(room)
+    }
+
+    /// Answers `unavailable` to proposals the log has not confirmed in time
+    /// (R8): not known, so a keyed resend learns the truth later.
+    mutating func expireProposals(actions: inout [HubAction]) {
+        guard !proposalBoards.isEmpty else { return }
+        for board in proposalBoards {
+            guard let room = boards[board] else { proposalBoards.remove(board); continue }
+            for (number, proposal) in room.shared.proposals where now >= proposal.deadline {
+                room.shared.proposals[number] = nil
+                counters.proposalsTimedOut += 1
+                unavailable(proposal, in: room, actions: &actions)
+            }
+            if room.shared.proposals.isEmpty { proposalBoards.remove(board) }
+        }
+    }
+
+    private mutating func unavailable(_ proposal: PendingProposal, in room: BoardRoom, actions: inout [HubAction]) {
+        counters.answeredUnavailable += 1
+        if proposal.isOpening {
+            room.openingInFlight = false
+            markForPublish(room)
+            return
+        }
+        let message = "the hub cannot reach its store; try again"
+        if let own = proposal.replica {
+            actions.append(.send(connection: proposal.connection, frame: HubMessage.error(
+                ProtocolError("unavailable", message), ref: proposal.ref, have: room.durableSeq(of: own))))
+            return
+        }
+        let frame = { (ref: String?) in HubMessage.rejected(ref: ref, code: "unavailable", message: message) }
+        actions.append(.send(connection: proposal.connection, frame: frame(proposal.ref)))
+        if let key = proposal.key {
+            for waiter in room.keys.abandon(key) { actions.append(.send(connection: waiter.connection, frame: frame(waiter.ref))) }
+        }
+    }
+
+    /// Closes every connection of `room` and forgets it: it is loaded again
+    /// from the log on the next join.
+    private mutating func drop(_ room: BoardRoom, code: UInt16, reason: String, actions: inout [HubAction]) {
+        for connection in room.members.keys {
+            actions.append(.close(connection: connection, code: code, reason: reason))
+            boardOf[connection] = nil
+        }
+        boards[room.name] = nil
+        proposalBoards.remove(room.name)
+    }
+
+    /// The applied offset of each board held (the shell's follower reads from there).
+    var sharedOffsets: [String: (logName: String, applied: UInt64)] {
+        boards.mapValues { ($0.logName, $0.shared.applied) }
+    }
+}

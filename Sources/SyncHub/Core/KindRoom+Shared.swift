@@ -1,0 +1,252 @@
+import BoardCRDT
+import Foundation
+import SyncWire
+
+/// Cluster mode (`Sequencing.shared`): the board's order is its shared log.
+/// The hub prepares a thin intent against the state it shows (drawing any
+/// randomness there), proposes the resulting change, and answers once the
+/// log has confirmed it and the hub has applied it at its place; every hub
+/// applies every entry the same way, so all show one state per version.
+extension KindRoom {
+    typealias Entry = SharedEntry<Kind.Change>
+
+    /// A thin client's intent on a shared board.
+    func proposeIntent(_ intent: Kind.Intent, ref: String?, key: String?, by connection: UInt64, core: inout HubCore,
+                       actions: inout [HubAction]) {
+        if let key {
+            switch keys[key] {
+            case let .answered(answer)?:
+                core.counters.keyedResends += 1
+                actions.append(.send(connection: connection, frame: answer.frame(ref: ref)))
+                return
+            case .pending?:
+                core.counters.keyedResends += 1
+                keys.wait(key, connection: connection, ref: ref)
+                return
+            case nil:
+                keys.begin(key)
+            }
+        }
+        let author = members[connection]?.actingName ?? ""
+        var entry = Entry(hub: core.sharedHubID, number: 0, author: author, key: key)
+        do {
+            if let change = try Kind.prepare(intent, by: author, in: replica.state) {
+                entry.change = change
+            } else if key == nil {
+                actions.append(.send(connection: connection, frame: HubMessage.ack(ref: ref, version: durableVersion,
+                                                                                    members: Kind.ackMembers(for: nil))))
+                return
+            } else {
+                entry.noop = true
+            }
+        } catch {
+            core.counters.operationsRefused += 1
+            guard key != nil else {
+                actions.append(.send(connection: connection, frame: HubMessage.rejected(ref: ref, code: error.code, message: error.message)))
+                return
+            }
+            entry.refusal = [error.code, error.message]
+        }
+        core.propose(entry, in: self, waiting: PendingProposal(connection: connection, ref: ref, deadline: 0, key: key),
+                     actions: &actions)
+    }
+
+    /// A replica client's operations on a shared board: checked here (its
+    /// own, under its name), proposed, answered with `have` once applied.
+    func proposeOperations(_ operations: [Op], ref: String?, from connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
+        guard let member = members[connection], let own = member.replica else {
+            actions.append(.send(connection: connection, frame: HubMessage.error(
+                ProtocolError("hello_first", "send hello with your replica id before operations"), ref: ref)))
+            return
+        }
+        if let foreign = operations.first(where: { $0.id.replica != own }) {
+            actions.append(.send(connection: connection, frame: HubMessage.error(
+                ProtocolError("not_your_operation", "operation \(foreign.id) belongs to another replica; send only your own"), ref: ref)))
+            return
+        }
+        if let impostor = operations.first(where: { $0.author != member.replicaName }) {
+            actions.append(.send(connection: connection, frame: HubMessage.error(
+                ProtocolError("not_your_name", "operation \(impostor.id) is made by \"\(impostor.author.prefix(32))\"; this replica's hello named \"\(member.replicaName)\""),
+                ref: ref, have: replica.versions[own])))
+            return
+        }
+        let entry = Entry(hub: core.sharedHubID, number: 0, operations: operations, replica: own)
+        core.propose(entry, in: self, owner: member.grant.map { (own, $0.sub) },
+                     waiting: PendingProposal(connection: connection, ref: ref, deadline: 0, replica: own), actions: &actions)
+    }
+
+    /// The kind's opening (a first deal) on a shared board: proposed once
+    /// per board across the cluster (a fixed key), shown once applied.
+    func proposeOpening(core: inout HubCore) {
+        guard isUnplayed, shared.applied == 0, let opening = Kind.opening else { return }
+        guard let change = try? Kind.prepare(opening, by: "", in: replica.state) else { return }
+        openingInFlight = true
+        let entry = Entry(hub: core.sharedHubID, number: 0, author: "", change: change)
+        var ignored: [HubAction] = []
+        core.propose(entry, in: self, logKey: "opening",
+                     waiting: PendingProposal(connection: 0, ref: nil, deadline: 0, isOpening: true), actions: &ignored)
+    }
+
+    /// Encodes `entry` for the log (on the service thread: entries are small).
+    func encodeEntry(_ entry: Entry) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(entry), as: UTF8.self)
+    }
+
+    /// Applies the log's entries in order. Returns false when they do not
+    /// follow what this hub applied (the log was trimmed past it, or lost):
+    /// the board must be loaded again.
+    @_specialize(where Kind == LetterBoard)
+    @_specialize(where Kind == SetTable)
+    @_specialize(where Kind == FruitStock)
+    @_specialize(where Kind == TodoList)
+    func applySharedEntries(_ entries: [SharedLogEntry], core: inout HubCore, actions: inout [HubAction]) -> Bool {
+        let decoder = JSONDecoder()
+        var afterReplies: [HubAction] = []
+        var changed = false
+        for logEntry in entries where logEntry.offset > shared.applied {
+            guard logEntry.offset == shared.applied + 1 else { return false }
+            shared.applied = logEntry.offset
+            changed = true
+            let entry: Entry
+            do {
+                entry = try decoder.decode(Entry.self, from: Data(logEntry.body))
+            } catch {
+                // Every hub skips it alike; nobody is answered (a proposal
+                // that never answers is answered `unavailable` at its deadline).
+                core.counters.sharedEntriesUnreadable += 1
+                continue
+            }
+            let mine = entry.hub == core.sharedHubID ? entry.number : nil
+            var answer: KeyedAnswer?
+            var reply: String?
+            if let change = entry.change {
+                let author = entry.author ?? ""
+                let upcoming = Op(id: OperationID(replica: replica.id, seq: replica.nextSeq), lamport: replica.clock + 1,
+                                  author: author, change: change)
+                for notice in Kind.notices(of: upcoming, in: replica.state) { tell(notice, actions: &afterReplies) }
+                let operation = replica.record(change, by: author)
+                switch replica.outcome(of: operation.id) {
+                case let .refused(refusal)?:
+                    core.counters.operationsRefused += 1
+                    answer = .rejected(code: refusal.code, message: refusal.message)
+                case .applied?:
+                    core.counters.operationsApplied += 1
+                    version += 1
+                    answer = .ack(version: version, members: Kind.ackMembers(for: operation))
+                case .unchanged?, nil:
+                    answer = .ack(version: version, members: Kind.ackMembers(for: operation))
+                }
+                if !replicaMembers.isEmpty {
+                    actions.append(.relay(frame: HubMessage.operations([operation], of: Kind.self, board: address.name, version: version),
+                                          to: Array(replicaMembers)))
+                }
+                openingInFlight = false
+            } else if let operations = entry.operations, let own = entry.replica {
+                let report = replica.receive(operations)
+                core.counters.operationsApplied += UInt64(report.integratedOperations.count)
+                core.counters.operationsRestamped += UInt64(report.restamped.count)
+                if report.changedState { version += 1 }
+                let have = replica.versions[own]
+                if let refusal = report.refused.first {
+                    core.counters.operationsRefused += UInt64(report.refused.count)
+                    let code: String
+                    switch refusal {
+                    case .stale: code = "stale_operation"
+                    case .malformed, .clockWentBack: code = "bad_operation"
+                    case .pendingFull: code = "too_far_ahead"
+                    }
+                    reply = HubMessage.error(ProtocolError(code, refusal.description), ref: nil, have: have)
+                } else {
+                    reply = HubMessage.ack(ref: nil, version: version, have: have)
+                }
+                if !report.integratedOperations.isEmpty, !replicaMembers.isEmpty {
+                    // The author gets its operations back only when one was re-stamped.
+                    let author = mine.flatMap { shared.proposals[$0]?.connection }
+                    let to = report.restamped.isEmpty ? replicaMembers.filter { $0 != author } : Array(replicaMembers)
+                    if !to.isEmpty {
+                        actions.append(.relay(frame: HubMessage.operations(report.integratedOperations, of: Kind.self, board: address.name,
+                                                                           version: version), to: to))
+                    }
+                }
+            } else if let refusal = entry.refusal, refusal.count == 2 {
+                answer = .rejected(code: refusal[0], message: refusal[1])
+            } else if entry.noop == true {
+                answer = .ack(version: version, members: Kind.ackMembers(for: nil))
+            }
+            if let key = entry.key, let answer {
+                for waiter in keys.answer(key, with: answer) {
+                    afterReplies.append(.send(connection: waiter.connection, frame: answer.frame(ref: waiter.ref)))
+                }
+                shared.answersSinceFold.append((logEntry.offset, key, answer))
+                if shared.answersSinceFold.count > 4 * core.limits.rememberedKeysPerBoard {
+                    shared.answersSinceFold.removeFirst(shared.answersSinceFold.count / 2)
+                }
+            }
+            if let mine, var proposal = shared.proposals[mine] {
+                let frame = reply.map { Self.withRef($0, proposal.ref) } ?? answer?.frame(ref: proposal.ref)
+                if proposal.confirmed || frame == nil {
+                    shared.proposals[mine] = nil
+                    if let frame, !proposal.isOpening { afterReplies.append(.send(connection: proposal.connection, frame: frame)) }
+                } else {
+                    proposal.reply = frame
+                    shared.proposals[mine] = proposal
+                }
+            }
+            if replica.checkpoint.frontier != shared.frontier {
+                // The engine compacted, alike on every hub: forget idle
+                // replicas alike too (nothing local decides), and hand replica
+                // clients the checkpoint.
+                shared.frontier = replica.checkpoint.frontier
+                core.counters.replicasForgotten += UInt64(replica.forgetReplicas(beyond: core.limits.maxReplicasPerBoard, keeping: []))
+                durableCheckpoint = replica.checkpoint
+                if !replicaMembers.isEmpty, let frame = try? HubMessage.checkpoint(replica.checkpoint, board: address.name, version: version) {
+                    afterReplies.append(.relay(frame: frame, to: Array(replicaMembers)))
+                }
+            }
+        }
+        guard changed else { return true }
+        durableState = replica.state
+        durableCheckpoint = replica.checkpoint
+        durableVersion = version
+        core.markForPublish(self)
+        actions += afterReplies
+        if shared.applied >= shared.foldOffered + core.sharedFoldEvery { offerFold(core: &core) }
+        return true
+    }
+
+    /// Offers the log a snapshot at the offset applied now (R9); the log
+    /// takes one hub's at a time and drops the entries before it.
+    private func offerFold(core: inout HubCore) {
+        shared.foldOffered = shared.applied
+        let snapshot = SharedSnapshot<Kind>(offset: shared.applied, version: version, replica: replica.image)
+        let answers = shared.answersSinceFold.map { (key: "k:" + $0.key, answer: KeyedAnswerText.encode($0.answer)) }
+        shared.answersSinceFold.removeAll()
+        core.fold(SharedFold(board: name, logName: logName, offset: shared.applied, encode: {
+            String(decoding: try JSONEncoder().encode(snapshot), as: UTF8.self)
+        }, answers: answers))
+    }
+
+    /// Puts the proposal's `ref` into a reply made before it was known.
+    static func withRef(_ frame: String, _ ref: String?) -> String {
+        guard let ref, frame.hasPrefix("{") else { return frame }
+        var out = "{\"ref\":"
+        HubMessage.appendJSONString(ref, to: &out)
+        return out + "," + frame.dropFirst()
+    }
+
+    /// Loads a shared board: its snapshot (if the log was ever folded);
+    /// the entries after it are applied by the caller.
+    static func sharedReplica(_ board: SharedBoard, logName: String, limits: HubLimits) throws -> (Replica<Kind>, version: UInt64) {
+        let replicaLimits = ReplicaLimits(keptOperations: limits.keptOperations, maxPending: 0, sealsOrder: true)
+        guard let text = board.snapshot else {
+            return (Replica<Kind>(id: sharedBoardReplica(logName: logName), limits: replicaLimits), 0)
+        }
+        let snapshot = try JSONDecoder().decode(SharedSnapshot<Kind>.self, from: Data(text.utf8))
+        guard snapshot.offset == board.snapshotOffset, let replica = Replica<Kind>(image: snapshot.replica, limits: replicaLimits) else {
+            throw StoreError(description: "the snapshot of \(logName) in the shared log is inconsistent (offset \(snapshot.offset), log says \(board.snapshotOffset))")
+        }
+        return (replica, snapshot.version)
+    }
+}

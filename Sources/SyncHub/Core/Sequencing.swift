@@ -1,0 +1,124 @@
+import BoardCRDT
+import SyncWire
+
+/// Who orders a board's changes (docs/CLUSTER.md). `local`: this hub seals
+/// the order itself and its store only keeps what it decided (the embedded
+/// SQLite store). `shared`: a log outside the hub orders them (Redis, cluster
+/// mode): the hub proposes each change, and every hub applies the log in
+/// its order, so all hubs show the same state under the same version.
+enum Sequencing: Sendable, Equatable {
+    case local
+    case shared(SharedLogSettings)
+}
+
+struct SharedLogSettings: Sendable, Equatable {
+    /// This hub's name in the log (`SharedEntry.hub`): its proposals come back with it.
+    var hubID: String
+    /// How long an intent waits for the log before it is answered `unavailable` (R8).
+    var timeoutNanos: UInt64
+    /// Entries after which a hub offers a fold of the board's log into a snapshot (R9).
+    var foldEvery: UInt64
+}
+
+/// One entry of a board's shared log, as the log hands it back: its offset
+/// (1, 2, ...: the board's order of record) and the JSON a hub proposed.
+struct SharedLogEntry: Sendable, Equatable {
+    var offset: UInt64
+    var body: [UInt8]
+}
+
+/// A change this hub proposes to a board's shared log. The shell appends it
+/// (deduplicating by `key` and checking `owner` in the same atomic step) and
+/// answers with `SharedAppendResult`.
+struct SharedProposal: Sendable {
+    var board: String
+    /// `KIND/NAME`: the log's name, the same for every kind (the letter board's key is bare).
+    var logName: String
+    var number: UInt64
+    var body: String
+    var key: String?
+    /// With tokens: a replica id and the `sub` that must own it (A11 across hubs).
+    var owner: (replica: ReplicaID, sub: String)?
+}
+
+/// What the log said to a proposal.
+enum SharedAppendResult: Sendable, Equatable {
+    /// Appended at `offset`; `epoch` names the board's history in the log.
+    case appended(offset: UInt64, epoch: String)
+    /// The key was used before: `seen` is `@OFFSET` (the entry that used it)
+    /// or the first answer, as `KeyedAnswerText` wrote it.
+    case duplicate(seen: String)
+    /// The replica id belongs to another token holder.
+    case notOwner
+    /// Not known whether it was appended (timeout, connection lost) or
+    /// refused by the log's server (OOM, READONLY...): never an ack.
+    case failed(reason: String)
+}
+
+/// A board's state written into its shared log's snapshot, so that the log
+/// before it can be dropped (R9). Made on the service thread (a copy of the
+/// replica), encoded by the shell's thread.
+struct SharedFold: Sendable {
+    var board: String
+    var logName: String
+    var offset: UInt64
+    /// The snapshot's JSON.
+    var encode: @Sendable () throws -> String
+    /// First answers of keys used by entries up to `offset`, as `KeyedAnswerText`.
+    var answers: [(key: String, answer: String)]
+}
+
+/// A board as its shared log holds it: the snapshot (if any fold happened)
+/// and the entries after it.
+struct SharedBoard: Sendable {
+    var snapshot: String?
+    var snapshotOffset: UInt64
+    var epoch: String
+    var entries: [SharedLogEntry]
+}
+
+/// What a hub writes into a board's shared log for one proposal. Every hub
+/// applies it the same way at its place in the log.
+struct SharedEntry<Change: Codable & Sendable & Equatable>: Codable {
+    /// The proposing hub and its proposal number: it answers its client
+    /// once it applies the entry.
+    var hub: String
+    var number: UInt64
+    /// Who acts (a thin change's author).
+    var author: String?
+    var key: String?
+    /// A thin client's change, prepared against the proposing hub's state.
+    var change: Change?
+    /// A replica client's operations, and that replica.
+    var operations: [BoardCRDT.Operation<Change>]?
+    var replica: ReplicaID?
+    /// A keyed intent refused (or a no-op) where it was prepared: only its
+    /// answer is recorded, so a resend anywhere gets it.
+    var refusal: [String]?
+    var noop: Bool?
+
+    enum CodingKeys: String, CodingKey {
+        case hub = "h", number = "n", author = "a", key = "k", change = "c", operations = "ops", replica = "r"
+        case refusal = "x", noop = "z"
+    }
+}
+
+/// The snapshot of a board in its shared log: the hub's replica whole, the
+/// board's version and the offset of the last entry it includes.
+struct SharedSnapshot<Kind: BoardKind>: Codable {
+    var offset: UInt64
+    var version: UInt64
+    var replica: ReplicaImage<Kind>
+}
+
+/// The board's own replica id in cluster mode: the same on every hub (each
+/// derives it from the board's name, FNV-1a), so every hub that applies the
+/// log stamps thin changes alike. Never 0.
+func sharedBoardReplica(logName: String) -> ReplicaID {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in logName.utf8 {
+        hash ^= UInt64(byte)
+        hash = hash &* 0x0000_0100_0000_01b3
+    }
+    return ReplicaID(hash == 0 ? 1 : hash)
+}

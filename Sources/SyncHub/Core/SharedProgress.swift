@@ -1,0 +1,41 @@
+import BoardCRDT
+
+/// What a board held in cluster mode keeps about its shared log
+/// (`Sequencing.shared`): how far this hub applied it, the proposals of its
+/// own clients still waiting, and the other hubs' connections.
+struct SharedProgress {
+    /// The offset of the last entry applied (0: none).
+    var applied: UInt64 = 0
+    /// The history the offsets belong to; a different one means the log was
+    /// lost and rebuilt (the board is reloaded).
+    var epoch = ""
+    /// This hub's proposals on the board, by number.
+    var proposals: [UInt64: PendingProposal] = [:]
+    /// The offset of the last fold this hub offered.
+    var foldOffered: UInt64 = 0
+    /// First answers of keyed entries applied since the last fold this hub
+    /// knows of, so a fold can write them down before the entries go.
+    var answersSinceFold: [(offset: UInt64, key: String, answer: KeyedAnswer)] = []
+    /// Connections and names on the other hubs (presence, R4).
+    var remoteClients = 0
+    var remoteNames: [String] = []
+    /// The engine's checkpoint frontier after the last entry (a change means it compacted).
+    var frontier = Stamp.origin
+}
+
+/// A proposal of one of this hub's connections.
+struct PendingProposal {
+    var connection: UInt64
+    var ref: String?
+    /// Answered `unavailable` when the log has not confirmed it by then.
+    var deadline: UInt64
+    /// A replica client's operations (its answer carries `have`), or nil for a thin intent.
+    var replica: ReplicaID?
+    var key: String?
+    /// The hub's opening (no connection waits).
+    var isOpening = false
+    /// The log confirmed the append (and, with --redis-wait, its replicas).
+    var confirmed = false
+    /// The answer, known once the entry was applied; sent once confirmed too.
+    var reply: String?
+}

@@ -1,0 +1,387 @@
+"""Cluster-mode test support: a private redis-server and cluster hubs.
+
+Stable API (other test modules import it; extend, do not rename):
+
+    free_port()                         a free TCP port on 127.0.0.1
+    RedisReplyError                     raised by RedisServer.cli for a "-ERR ..." reply
+    resp_command(port, *args, password=None, timeout=5)
+                                        one command over a raw socket (RESP); returns the
+                                        reply (bytes -> str where UTF-8, lists, ints, None)
+
+    class RedisServer(password=None, port=None, extra=())
+        redis-server --port P --dir TMP --appendonly yes --appendfsync always --save ''
+        started at construction; waits (poll + deadline) until PING answers.
+        .port, .dir, .password, .proc
+        .url(db=0, with_password=True)  "redis://[:PASSWORD@]127.0.0.1:P/db"
+        .cli(*args, timeout=5)          runs one command (AUTH first if password)
+        .ping_ok()                      True if PING answers PONG now
+        .stop()                         SIGTERM + wait (AOF flushed)
+        .kill9()                        SIGKILL + wait
+        .restart()                      stop (if running) then start on same port and dir
+        .pause() / .resume()            SIGSTOP / SIGCONT (a partition)
+        .output()                       redis-server's log so far
+
+    class ClusterHub(redis, port=None, reuse_port=False, redis_timeout=None,
+                     password_file=None, hub_id=None, extra=(), wait=True,
+                     start_timeout=20, log_level="info")
+        the real synchub with --redis URL (redis: one URL or a list, repeated in order).
+        Never passes --data/--in-memory. With wait=True waits for "listening on ws://"
+        (raises RuntimeError with the log if it exits or times out).
+        .port, .proc, .args
+        .wait_listening(timeout)        True once the line is printed
+        .url(path)                      "ws://127.0.0.1:P" + path  (path like "/set/x")
+        .http_url(path)                 "http://127.0.0.1:P" + path
+        .http_get(path, timeout=5)      (status, body-str); status None on connection error
+        .metrics()                      /metrics text
+        .metric(name, labels=None)      sum of samples of `name` (matching label subset) or None
+        .output()                       the hub's stdout+stderr so far
+        .wait_exit(timeout)             the exit code (None if still running)
+        .stop(sig=SIGTERM)              stops it, returns the exit code
+        .kill9()                        SIGKILL, returns the exit code
+        .alive()                        still running
+
+    wait_until(predicate, timeout, interval=0.05, message="")
+        polls predicate until truthy (returns its value) or raises AssertionError.
+
+    Fixtures: redis_server (one RedisServer), make_redis(**kw) (more of them),
+              make_cluster_hub(redis, wait=True, **kw) (ClusterHub factory; redis may be a
+              RedisServer, a URL or a list of them); all stopped after the test.
+    KindClient.url(hub, board) works with a ClusterHub (it has .port).
+"""
+import os, pathlib, re, shutil, signal, socket, subprocess, tempfile, time, urllib.error, urllib.request
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = pathlib.Path(os.environ.get("SYNCHUB_BIN_DIR", ROOT / ".build" / "debug"))
+REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(predicate, timeout, interval=0.05, message=""):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting: {message}")
+        time.sleep(interval)
+
+
+# ---------------------------------------------------------------- RESP ----
+
+class RedisReplyError(Exception):
+    pass
+
+
+def _encode(args):
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        b = a if isinstance(a, bytes) else str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(b), b))
+    return b"".join(out)
+
+
+class _Reader:
+    def __init__(self, sock):
+        self.sock, self.buf = sock, b""
+
+    def _fill(self):
+        chunk = self.sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("redis closed the connection")
+        self.buf += chunk
+
+    def line(self):
+        while b"\r\n" not in self.buf:
+            self._fill()
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def exact(self, n):
+        while len(self.buf) < n + 2:
+            self._fill()
+        data, self.buf = self.buf[:n], self.buf[n + 2:]
+        return data
+
+    def reply(self):
+        line = self.line()
+        t, rest = line[:1], line[1:]
+        if t == b"+":
+            return rest.decode()
+        if t == b"-":
+            return RedisReplyError(rest.decode())
+        if t == b":":
+            return int(rest)
+        if t == b"$":
+            n = int(rest)
+            if n < 0:
+                return None
+            data = self.exact(n)
+            try:
+                return data.decode()
+            except UnicodeDecodeError:
+                return data
+        if t == b"*":
+            n = int(rest)
+            return None if n < 0 else [self.reply() for _ in range(n)]
+        raise ValueError(f"bad RESP line {line!r}")
+
+
+def resp_command(port, *args, password=None, timeout=5):
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        r = _Reader(s)
+        if password:
+            s.sendall(_encode(["AUTH", password]))
+            rep = r.reply()
+            if isinstance(rep, RedisReplyError):
+                raise rep
+        s.sendall(_encode(list(args)))
+        rep = r.reply()
+        if isinstance(rep, RedisReplyError):
+            raise rep
+        return rep
+
+
+# --------------------------------------------------------- RedisServer ----
+
+class RedisServer:
+    def __init__(self, password=None, port=None, extra=()):
+        self.port = port or free_port()
+        self.password = password
+        self.extra = list(extra)
+        self.dir = tempfile.mkdtemp(prefix="synchub-redis-")
+        self.proc = None
+        self.log = open(os.path.join(self.dir, "redis.log"), "ab+")
+        self._start()
+
+    def _start(self, timeout=15):
+        args = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
+                "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+                "--daemonize", "no", "--protected-mode", "no", *self.extra]
+        if self.password:
+            args += ["--requirepass", self.password]
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("redis-server exited: " + self.output())
+            if self.ping_ok():
+                return
+            time.sleep(0.05)
+        raise RuntimeError("redis-server did not answer PING: " + self.output())
+
+    def url(self, db=0, with_password=True):
+        auth = f":{self.password}@" if (self.password and with_password) else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/{db}"
+
+    def cli(self, *args, timeout=5):
+        return resp_command(self.port, *args, password=self.password, timeout=timeout)
+
+    def ping_ok(self):
+        try:
+            return self.cli("PING", timeout=1) == "PONG"
+        except Exception:
+            return False
+
+    def output(self):
+        self.log.flush()
+        with open(os.path.join(self.dir, "redis.log"), "rb") as f:
+            return f.read().decode(errors="replace")[-4000:]
+
+    def _signal(self, sig):
+        if self.proc and self.proc.poll() is None:
+            os.kill(self.proc.pid, sig)
+
+    def pause(self):
+        self._signal(signal.SIGSTOP)
+
+    def resume(self):
+        self._signal(signal.SIGCONT)
+
+    def stop(self, timeout=10):
+        if self.proc and self.proc.poll() is None:
+            self._signal(signal.SIGCONT)
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def kill9(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def restart(self):
+        self.stop()
+        self._start()
+
+    def cleanup(self):
+        self.stop()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# ---------------------------------------------------------- ClusterHub ----
+
+class ClusterHub:
+    def __init__(self, redis, port=None, reuse_port=False, redis_timeout=None, password_file=None,
+                 hub_id=None, extra=(), wait=True, start_timeout=20, log_level="info"):
+        self.port = port or free_port()
+        urls = [redis] if isinstance(redis, str) else list(redis)
+        args = [str(BIN / "synchub"), "--port", str(self.port)]
+        if log_level:
+            args += ["--log-level", log_level]
+        for u in urls:
+            args += ["--redis", u]
+        if reuse_port:
+            args.append("--reuse-port")
+        if redis_timeout is not None:
+            args += ["--redis-timeout", str(redis_timeout)]
+        if password_file:
+            args += ["--redis-password-file", str(password_file)]
+        if hub_id:
+            args += ["--hub-id", hub_id]
+        args += [str(a) for a in extra]
+        self.args = args
+        self.log = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
+        if wait and not self.wait_listening(start_timeout):
+            code = self.proc.poll()
+            raise RuntimeError(f"cluster hub did not start (exit {code}): {self.output()}")
+
+    def output(self):
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")
+
+    def wait_listening(self, timeout):
+        deadline = time.monotonic() + timeout
+        while True:
+            if "listening on ws://" in self.output():
+                return True
+            if self.proc.poll() is not None or time.monotonic() >= deadline:
+                return "listening on ws://" in self.output()
+            time.sleep(0.02)
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def url(self, path):
+        return f"ws://127.0.0.1:{self.port}{path}"
+
+    def http_url(self, path):
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def http_get(self, path, timeout=5):
+        try:
+            with urllib.request.urlopen(self.http_url(path), timeout=timeout) as r:
+                return r.status, r.read().decode(errors="replace")
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode(errors="replace")
+        except (OSError, urllib.error.URLError):
+            return None, ""
+
+    def metrics(self):
+        status, body = self.http_get("/metrics")
+        assert status == 200, (status, body)
+        return body
+
+    def metric(self, name, labels=None, text=None):
+        text = self.metrics() if text is None else text
+        return metric_value(text, name, labels)
+
+    def wait_exit(self, timeout):
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stop(self, sig=signal.SIGTERM, timeout=10):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+    def kill9(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        return self.proc.returncode
+
+
+_SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)')
+_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def metric_value(text, name, labels=None):
+    """Sum of the samples named exactly `name` whose labels include `labels`; None if none."""
+    total, found = 0.0, False
+    for line in text.splitlines():
+        if line.startswith("#"):
+            continue
+        m = _SAMPLE.match(line)
+        if not m or m.group(1) != name:
+            continue
+        have = dict(_LABEL.findall(m.group(2) or ""))
+        if labels and any(have.get(k) != v for k, v in labels.items()):
+            continue
+        try:
+            total += float(m.group(3))
+        except ValueError:
+            continue
+        found = True
+    return total if found else None
+
+
+# ------------------------------------------------------------ fixtures ----
+
+@pytest.fixture
+def make_redis():
+    servers = []
+
+    def make(**kw):
+        r = RedisServer(**kw)
+        servers.append(r)
+        return r
+
+    yield make
+    for r in servers:
+        r.cleanup()
+
+
+@pytest.fixture
+def redis_server(make_redis):
+    return make_redis()
+
+
+@pytest.fixture
+def make_cluster_hub():
+    hubs = []
+
+    def make(redis, wait=True, start_timeout=20, **kw):
+        """redis: a RedisServer, a URL, or a list of either (in --redis order)."""
+        items = redis if isinstance(redis, (list, tuple)) else [redis]
+        urls = [r.url() if isinstance(r, RedisServer) else r for r in items]
+        h = ClusterHub(urls, wait=False, **kw)
+        hubs.append(h)          # tracked before waiting: cleaned up even if it never starts
+        if wait and not h.wait_listening(start_timeout):
+            raise RuntimeError(f"cluster hub did not start (exit {h.proc.poll()}): {h.output()}")
+        return h
+
+    yield make
+    for h in hubs:
+        try:
+            h.stop(timeout=5)
+        except Exception:
+            h.kill9()
