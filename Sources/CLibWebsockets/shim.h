@@ -170,4 +170,61 @@ static inline void swlws_www_authenticate(struct lws *wsi, char *buffer, int len
     if (lws_hdr_copy(wsi, buffer, length, WSI_TOKEN_HTTP_WWW_AUTHENTICATE) < 0) buffer[0] = 0;
 }
 
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <errno.h>
+
+/// --reuse-port: lws 4.1 never sets SO_REUSEPORT on its own listener, so
+/// the hub opens the listening socket itself (SO_REUSEADDR + SO_REUSEPORT,
+/// non-blocking) and lws adopts it as a raw descriptor. Returns the fd or
+/// -errno; `bound_port` gets the port (for port 0).
+static inline int swlws_open_shared_listener(const char *host, int port, int *bound_port)
+{
+    struct sockaddr_in address;
+    memset(&address, 0, sizeof(address));
+    address.sin_family = AF_INET;
+    address.sin_port = htons((unsigned short)port);
+    if (host == NULL || host[0] == 0) address.sin_addr.s_addr = htonl(INADDR_ANY);
+    else if (inet_pton(AF_INET, host, &address.sin_addr) != 1) return -EINVAL;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -errno;
+    int on = 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) < 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) < 0 ||
+        bind(fd, (struct sockaddr *)&address, sizeof(address)) < 0 ||
+        listen(fd, 4096) < 0) {
+        int error = errno;
+        close(fd);
+        return -error;
+    }
+    socklen_t length = sizeof(address);
+    if (getsockname(fd, (struct sockaddr *)&address, &length) == 0) *bound_port = ntohs(address.sin_port);
+    return fd;
+}
+
+/// Hands the shared listener to lws as a raw descriptor of `protocol`:
+/// its callback gets LWS_CALLBACK_RAW_RX_FILE when connections wait.
+static inline struct lws *swlws_adopt_listener(struct lws_vhost *vhost, int fd, const char *protocol)
+{
+    lws_sock_file_fd_type descriptor;
+    descriptor.filefd = fd;
+    return lws_adopt_descriptor_vhost(vhost, LWS_ADOPT_RAW_FILE_DESC, descriptor, protocol, NULL);
+}
+
+/// Accepts every waiting connection on the shared listener and hands each
+/// to lws as an HTTP (and WebSocket) server connection of `vhost`.
+static inline int swlws_accept_waiting(struct lws_vhost *vhost, int fd)
+{
+    int accepted = 0;
+    for (;;) {
+        int client = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (client < 0) break;
+        if (lws_adopt_socket_vhost(vhost, client) == NULL) close(client);
+        else accepted++;
+    }
+    return accepted;
+}
 #endif

@@ -41,6 +41,7 @@ public final class WebSocketServer: @unchecked Sendable {
     private let protocols: UnsafeMutablePointer<lws_protocols>
     private let retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>
     private let protocolName = strdup("synchub")
+    private let listenerProtocolName = strdup("synchub-shared-listener")
     private let vhostName = strdup("synchub")
     private let iface: UnsafeMutablePointer<CChar>?
     private let certificatePath: UnsafeMutablePointer<CChar>?
@@ -49,8 +50,10 @@ public final class WebSocketServer: @unchecked Sendable {
 
     public init(options: ServerOptions) {
         self.options = options
-        protocols = .allocate(capacity: 2)
-        protocols.initialize(repeating: lws_protocols(), count: 2)
+        protocols = .allocate(capacity: 3)
+        protocols.initialize(repeating: lws_protocols(), count: 3)
+        protocols[1].name = UnsafePointer(listenerProtocolName)
+        protocols[1].callback = sharedListenerCallback
         protocols[0].name = UnsafePointer(protocolName)
         protocols[0].callback = serverCallback
         protocols[0].per_session_data_size = MemoryLayout<UnsafeMutableRawPointer?>.size
@@ -70,6 +73,7 @@ public final class WebSocketServer: @unchecked Sendable {
         protocols.deallocate()
         retryPolicy.deallocate()
         free(protocolName)
+        free(listenerProtocolName)
         free(vhostName)
         free(iface)
         free(certificatePath)
@@ -83,7 +87,17 @@ public final class WebSocketServer: @unchecked Sendable {
         serviceThread = pthread_self()
         lws_set_log_level(Int32(LLL_ERR), emitLibwebsocketsLog)
         var info = lws_context_creation_info()
-        info.port = Int32(options.port)
+        var sharedListener: Int32 = -1
+        var sharedPort: Int32 = 0
+        if options.reusePort {
+            // lws does not set SO_REUSEPORT: the hub listens itself and lws adopts the socket.
+            let host = options.host == "0.0.0.0" ? "" : options.host
+            sharedListener = swlws_open_shared_listener(host, Int32(options.port), &sharedPort)
+            guard sharedListener >= 0 else {
+                throw HTTPRefusal(status: 0, message: "could not listen on \(options.host):\(options.port) with --reuse-port: \(String(cString: strerror(-sharedListener))) (an IPv4 address of this machine is needed; every hub sharing the port must be started with --reuse-port)")
+            }
+        }
+        info.port = options.reusePort ? -2 : Int32(options.port)  // -2: CONTEXT_PORT_NO_LISTEN_SERVER
         info.iface = UnsafePointer(iface)
         info.protocols = UnsafePointer(protocols)
         info.vhost_name = UnsafePointer(vhostName)
@@ -130,7 +144,15 @@ public final class WebSocketServer: @unchecked Sendable {
             throw HTTPRefusal(status: 0, message: "could not listen on \(options.host):\(options.port) (in use, or not an address of this machine?)\(detail)")
         }
         wakeable.withLock { $0 = LiveContext(pointer: context) }
-        let port = lws_get_vhost_listen_port(lws_get_vhost_by_name(context, vhostName))
+        var port = lws_get_vhost_listen_port(lws_get_vhost_by_name(context, vhostName))
+        if sharedListener >= 0 {
+            guard swlws_adopt_listener(lws_get_vhost_by_name(context, vhostName), sharedListener, listenerProtocolName) != nil else {
+                Glibc.close(sharedListener)
+                lws_context_destroy(context)
+                throw HTTPRefusal(status: 0, message: "libwebsockets could not adopt the shared listening socket (--reuse-port)")
+            }
+            port = sharedPort
+        }
         startTicker()
         listening(Int(port))
         if let evLoop {
@@ -568,4 +590,13 @@ private func serverCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reason
         return lws_callback_http_dummy(wsi, reason, user, input, length)
     }
     return Unmanaged<WebSocketServer>.fromOpaque(raw).takeUnretainedValue().handle(wsi, reason, user, input, length)
+}
+
+/// The shared listener's callback (--reuse-port): accepts what waits and
+/// hands each connection to lws as a server connection.
+private func sharedListenerCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+                                    _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+    guard let wsi, reason == LWS_CALLBACK_RAW_RX_FILE else { return 0 }
+    _ = swlws_accept_waiting(lws_get_vhost(wsi), lws_get_socket_fd(wsi))
+    return 0
 }

@@ -74,6 +74,17 @@ final class SharedLog {
     /// snapshot when `offset` is behind it, and the entries after.
     func load(_ logName: String, after offset: UInt64) throws(RedisFailure) -> SharedBoard {
         let index = shardIndex(of: logName)
+        do {
+            return try read(logName, after: offset, index: index)
+        } catch {
+            // New connections to this server's boards are refused at once
+            // (503) until its follower reaches it again.
+            shards[index].markDown(error)
+            throw error
+        }
+    }
+
+    private func read(_ logName: String, after offset: UInt64, index: Int) throws(RedisFailure) -> SharedBoard {
         let reader = readers[index]
         if !reader.isConnected || readerScripts[index] == nil {
             try reader.connect(name: "synchub-\(settings.hubID)-reader")

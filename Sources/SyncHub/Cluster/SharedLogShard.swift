@@ -95,6 +95,11 @@ final class SharedLogShard: @unchecked Sendable {
 
     var isUp: Bool { currentStats.up }
 
+    /// A read on the service thread failed: down until a thread gets through again.
+    func markDown(_ failure: RedisFailure) {
+        note { $0.count(failure); $0.up = false }
+    }
+
     private func note(_ body: (inout SharedLogStats) -> Void) {
         lock.lock()
         body(&stats)
