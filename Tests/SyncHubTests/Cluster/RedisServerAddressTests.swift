@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+@testable import SyncHub
+
+struct RedisServerAddressTests {
+    @Test func parsesHostPortDatabaseAndPassword() throws {
+        let address = try RedisServerAddress.parse("redis://:s3cret@10.0.0.5:6380/2")
+        #expect(address == RedisServerAddress(host: "10.0.0.5", port: 6380, database: 2, password: "s3cret"))
+        // The password never shows.
+        #expect(address.description == "redis://10.0.0.5:6380/2")
+        #expect(try RedisServerAddress.parse("redis://127.0.0.1:6379").database == 0)
+    }
+
+    @Test func refusesWhatCannotWorkWithoutShowingThePassword() {
+        for bad in ["http://h:1", "redis://h", "redis://h:0", "redis://h:1/x", "redis://:pw@:1"] {
+            #expect(throws: ClusterConfigError.self) { try RedisServerAddress.parse(bad) }
+        }
+        do {
+            _ = try RedisServerAddress.parse("redis://:topsecret@h")
+            Issue.record("parsed")
+        } catch {
+            #expect(!error.description.contains("topsecret"))
+        }
+    }
+
+    @Test func passwordFileGivesThePassword() throws {
+        let path = NSTemporaryDirectory() + "redis-pw-\(UInt32.random(in: 0...UInt32.max))"
+        try "from-file\n".write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(try RedisServerAddress.parse("redis://h:1", passwordFile: path).password == "from-file")
+    }
+
+    /// R1: the same board lands on the same server for every hub, and
+    /// boards spread over all servers.
+    @Test func jumpHashIsStableAndSpreads() {
+        var counts = [0, 0, 0]
+        for index in 0..<3_000 {
+            let bucket = SharedLog.jumpHash(key: fnv1a("letters/b\(index)"), buckets: 3)
+            #expect(bucket == SharedLog.jumpHash(key: fnv1a("letters/b\(index)"), buckets: 3))
+            counts[bucket] += 1
+        }
+        #expect(counts.allSatisfy { $0 > 800 })
+        // Known values: a change here would move every board of a running cluster.
+        #expect(SharedLog.jumpHash(key: fnv1a("letters/kitchen"), buckets: 1) == 0)
+        #expect(SharedLog.jumpHash(key: 0, buckets: 5) == SharedLog.jumpHash(key: 0, buckets: 5))
+    }
+}

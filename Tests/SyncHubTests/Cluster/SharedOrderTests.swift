@@ -1,0 +1,206 @@
+import BoardCRDT
+import Foundation
+import SyncWire
+import Testing
+@testable import SyncHub
+
+/// A board's shared log as Redis keeps it, for the core alone: offsets,
+/// key deduplication (`@OFFSET`), nothing else. The real log is tested over
+/// real sockets (Tests/python/test_cluster.py).
+struct LogDouble {
+    var entries: [SharedLogEntry] = []
+    var keys: [String: String] = [:]
+
+    mutating func append(_ proposal: SharedProposal) -> SharedAppendResult {
+        if let key = proposal.key, let seen = keys[key] { return .duplicate(seen: seen) }
+        let offset = UInt64(entries.count + 1)
+        entries.append(SharedLogEntry(offset: offset, body: Array(proposal.body.utf8)))
+        if let key = proposal.key { keys[key] = "@\(offset)" }
+        return .appended(offset: offset, epoch: "e1")
+    }
+}
+
+/// One hub of a cluster, driven with no socket and no Redis.
+struct HubDouble {
+    var core: HubCore
+    /// Folds the core offered, kept for the test to read.
+    var folds: [SharedFold] = []
+
+    init(id: String, timeoutNanos: UInt64 = 2_000_000_000, foldEvery: UInt64 = 1_000) {
+        core = HubCore(hubReplica: ReplicaID(7), limits: HubLimits(),
+                       sequencing: .shared(SharedLogSettings(hubID: id, timeoutNanos: timeoutNanos, foldEvery: foldEvery)))
+    }
+
+    mutating func join(_ connection: UInt64, _ key: String, log: LogDouble) -> [HubAction] {
+        let board = BoardAddress(key: key)
+        let stored = core.holds(board: board) ? nil : StoredBoard(shared: SharedBoard(snapshot: nil, snapshotOffset: 0, epoch: "e1", entries: log.entries))
+        return core.handle(.joined(connection: connection, board: board, stored: stored))
+    }
+
+    mutating func frame(_ connection: UInt64, _ text: String) -> [HubAction] {
+        var text = text
+        guard let parsed = text.withUTF8({ core.parse(connection: connection, UnsafeRawBufferPointer($0)) }) else { return [] }
+        return core.handle(.frame(connection: connection, parsed))
+    }
+
+    /// Appends what the core proposed; returns the log's answers as actions.
+    mutating func flush(into log: inout LogDouble) -> [HubAction] {
+        var actions: [HubAction] = []
+        let taken = core.takeProposals()
+        folds += taken.folds
+        for proposal in taken.proposals {
+            actions += core.handle(.appended(board: proposal.board, number: proposal.number, result: log.append(proposal)))
+        }
+        return actions
+    }
+
+    /// Hands the core the log's entries it has not seen (the follower).
+    mutating func follow(_ key: String, log: LogDouble) -> [HubAction] {
+        let from = Int(core.boards[key]?.shared.applied ?? 0)
+        let fresh = Array(log.entries.dropFirst(from))
+        return core.handle(.sequenced(board: key, entries: fresh)) + core.publishChanged()
+    }
+
+    func state(_ key: String) -> [String: Any]? {
+        guard let frame = core.boards[key]?.stateFrame() else { return nil }
+        return try? JSONSerialization.jsonObject(with: Data(frame.utf8)) as? [String: Any]
+    }
+}
+
+func replies(_ actions: [HubAction], to connection: UInt64) -> [[String: Any]] {
+    actions.compactMap { action -> [String: Any]? in
+        guard case let .send(id, text) = action, id == connection else { return nil }
+        return try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+    }
+}
+
+struct SharedOrderTests {
+    /// R4: two hubs applying one log show one state under one version,
+    /// whatever order their own clients' changes were proposed in.
+    @Test func twoHubsApplyingOneLogShowOneStatePerVersion() {
+        var log = LogDouble()
+        var a = HubDouble(id: "a"), b = HubDouble(id: "b")
+        _ = a.join(1, "k", log: log)
+        _ = b.join(2, "k", log: log)
+        _ = a.frame(1, #"{"type":"select","letter":"F","ref":"a1"}"#)
+        _ = b.frame(2, #"{"type":"select","letter":"D","ref":"b1"}"#)
+        _ = b.flush(into: &log)
+        _ = a.flush(into: &log)
+        let ackA = replies(a.follow("k", log: log), to: 1)
+        let ackB = replies(b.follow("k", log: log), to: 2)
+        #expect(ackA.first?["type"] as? String == "ack" && ackA.first?["ref"] as? String == "a1")
+        #expect(ackB.first?["type"] as? String == "ack" && ackB.first?["ref"] as? String == "b1")
+        #expect(a.state("k")?["order"] as? [String] == ["D", "F"])
+        #expect(b.state("k")?["order"] as? [String] == ["D", "F"])
+        #expect(a.state("k")?["version"] as? Int == 2 && b.state("k")?["version"] as? Int == 2)
+    }
+
+    /// An intent is answered only once the log confirmed it AND the hub applied it.
+    @Test func answerWaitsForConfirmationAndApplication() {
+        var log = LogDouble()
+        var a = HubDouble(id: "a")
+        _ = a.join(1, "k", log: log)
+        #expect(a.frame(1, #"{"type":"select","letter":"C","ref":"r"}"#).isEmpty)
+        #expect(replies(a.flush(into: &log), to: 1).isEmpty)
+        let answer = replies(a.follow("k", log: log), to: 1)
+        #expect(answer.count == 1 && answer.first?["version"] as? Int == 1)
+        // Applied before confirmed: the answer waits for the confirmation.
+        var b = HubDouble(id: "b")
+        _ = b.join(2, "k", log: log)
+        _ = b.frame(2, #"{"type":"select","letter":"E","ref":"s"}"#)
+        let proposal = b.core.takeProposals().proposals[0]
+        let result = log.append(proposal)
+        #expect(replies(b.follow("k", log: log), to: 2).isEmpty)
+        let confirmed = replies(b.core.handle(.appended(board: "k", number: proposal.number, result: result)), to: 2)
+        #expect(confirmed.first?["type"] as? String == "ack" && confirmed.first?["ref"] as? String == "s")
+    }
+
+    /// R6: a keyed intent resent to another hub gets the first answer with
+    /// the resend's ref, and takes effect once.
+    @Test func keyedResendToAnotherHubGetsTheFirstAnswer() {
+        var log = LogDouble()
+        var a = HubDouble(id: "a"), b = HubDouble(id: "b")
+        _ = a.join(1, "k", log: log)
+        _ = b.join(2, "k", log: log)
+        _ = a.frame(1, #"{"type":"select","letter":"Q","ref":"first","key":"k-1"}"#)
+        _ = a.flush(into: &log)
+        let first = replies(a.follow("k", log: log), to: 1)
+        _ = b.frame(2, #"{"type":"select","letter":"Q","ref":"again","key":"k-1"}"#)
+        var answers = replies(b.flush(into: &log), to: 2)
+        answers += replies(b.follow("k", log: log), to: 2)
+        #expect(answers.count == 1)
+        #expect(answers.first?["ref"] as? String == "again")
+        #expect(answers.first?["version"] as? Int == first.first?["version"] as? Int)
+        #expect(log.entries.count == 1)
+    }
+
+    /// R8: no confirmation within the timeout is `unavailable`; the resend
+    /// with the same key then gets the true answer, applied once.
+    @Test func unconfirmedIntentIsUnavailableAndItsResendGetsTheTruth() {
+        var log = LogDouble()
+        var a = HubDouble(id: "a", timeoutNanos: 1_000)
+        _ = a.join(1, "k", log: log)
+        a.core.now = 10
+        _ = a.frame(1, #"{"type":"select","letter":"Z","ref":"r1","key":"z"}"#)
+        let proposal = a.core.takeProposals().proposals[0]
+        _ = log.append(proposal)   // it reached the log, but the answer never came
+        a.core.now = 10 + 2_000
+        var expired: [HubAction] = []
+        a.core.expireProposals(actions: &expired)
+        #expect(replies(expired, to: 1).first?["code"] as? String == "unavailable")
+        _ = a.frame(1, #"{"type":"select","letter":"Z","ref":"r2","key":"z"}"#)
+        var answers = replies(a.flush(into: &log), to: 1)
+        answers += replies(a.follow("k", log: log), to: 1)
+        #expect(answers.count == 1 && answers.first?["type"] as? String == "ack" && answers.first?["ref"] as? String == "r2")
+        #expect(log.entries.count == 1)
+        #expect(a.state("k")?["order"] as? [String] == ["Z"])
+    }
+
+    /// A log that does not follow what the hub applied (trimmed past it)
+    /// drops the board: its clients reconnect and load it again.
+    @Test func aGapDropsTheBoard() {
+        var log = LogDouble()
+        var a = HubDouble(id: "a")
+        _ = a.join(1, "k", log: log)
+        let gap = [SharedLogEntry(offset: 5, body: Array(#"{"h":"x","n":1,"z":true}"#.utf8))]
+        let actions = a.core.handle(.sequenced(board: "k", entries: gap))
+        #expect(actions.contains(.close(connection: 1, code: 1012, reason: "this hub fell behind the board's shared log; reconnect")))
+        #expect(!a.core.holds(board: BoardAddress(key: "k")))
+        _ = log
+    }
+
+    /// R4: clients on other hubs count in `clients` and `names`.
+    @Test func presenceOfOtherHubsCounts() {
+        let log = LogDouble()
+        var a = HubDouble(id: "a")
+        _ = a.join(1, "k", log: log)
+        _ = a.core.handle(.presence(board: "k", clients: 3, names: ["zoe"]))
+        #expect(a.state("k")?["clients"] as? Int == 4)
+        #expect(a.state("k")?["names"] as? [String] == ["zoe"])
+    }
+
+    /// R9: after `foldEvery` entries a hub offers a snapshot, and a hub
+    /// loading that snapshot plus the rest shows the same state.
+    @Test func aFoldedSnapshotLoadsToTheSameState() throws {
+        var log = LogDouble()
+        var a = HubDouble(id: "a", foldEvery: 4)
+        _ = a.join(1, "todo/t", log: log)
+        for index in 0..<6 {
+            _ = a.frame(1, #"{"type":"add","id":"i\#(index)","title":"t\#(index)","after":null,"ref":"r\#(index)"}"#)
+            _ = a.flush(into: &log)
+            _ = a.follow("todo/t", log: log)
+        }
+        let folds = a.folds + a.core.takeProposals().folds
+        #expect(folds.count == 1)
+        let fold = try #require(folds.first)
+        let snapshot = try fold.encode()
+        var b = HubDouble(id: "b")
+        let rest = Array(log.entries.dropFirst(Int(fold.offset)))
+        _ = b.core.handle(.joined(connection: 2, board: BoardAddress(key: "todo/t"),
+                                  stored: StoredBoard(shared: SharedBoard(snapshot: snapshot, snapshotOffset: fold.offset, epoch: "e1", entries: rest))))
+        let stateA = try #require(a.state("todo/t")), stateB = try #require(b.state("todo/t"))
+        #expect(stateA["version"] as? Int == stateB["version"] as? Int)
+        #expect((stateA["items"] as? [[String: Any]])?.count == 6)
+        #expect(NSDictionary(dictionary: stateA).isEqual(to: stateB.merging(["clients": stateA["clients"] ?? 0]) { $1 }))
+    }
+}

@@ -1,0 +1,858 @@
+#!/usr/bin/env python3
+"""A randomized, model-based check of a CLUSTER of real hubs (cluster mode,
+/work/shared/CLUSTER.md R1-R8; the single hub's check is randomized_hub.py).
+
+Three real `synchub --redis` hubs share one private `redis-server` (AOF,
+`appendfsync always`, started on a free port by this script, never the
+system service). Thin clients (keyed intents) and Python replica clients
+(replica protocol v2) are spread over the hubs and hop between them: a hop
+drops the connection (TCP abort or close) and reconnects to another hub,
+where a thin client resends its unanswered keyed intents with the same keys
+and a replica client says `hello` under the same replica id and resends
+from `have + 1`. Faults, at random steps fixed by the seed:
+
+  - `kill -9` of a hub, restarted on the same port some steps later (its
+    clients either wait for it or move to another hub at once);
+  - SIGSTOP/SIGCONT of Redis: stalls shorter and longer than
+    --redis-timeout (0.5 s here): intents answered `rejected unavailable`
+    ("not known": maybe applied) are resent with the same key until a
+    definitive answer; replica `ops` answered `error unavailable` are resent
+    from `have + 1`;
+  - `kill -9` of Redis and its restart on the same port and directory (its
+    AOF keeps every acknowledged change);
+  - plus the replica faults of the single hub's check (frames kept back,
+    duplicated, held as a gap, shuffled), disconnects, probes (resends of
+    answered keys, to whichever hub the client is on) and bursts.
+
+One observer (a replica client that makes no operations) stays on each hub:
+after every frame at version V it holds that hub's log at V, so the
+reference model's replay of it (letter_model.py) must be the order every hub
+shows at V. At the quiescent end (faults off, every hub and Redis up, every
+client connected, synced, with everything acknowledged and every keyed
+intent definitively answered) a fresh final observer joins each hub; then
+
+  (a) every acknowledged change is in the final log exactly once: every
+      acknowledged replica operation with its content, every hub-made
+      operation answers exactly one keyed thin intent acknowledged at its
+      version (a key never makes two, also across an `unavailable` answer
+      and a resend to another hub), a resent key gets its first definitive
+      answer (type, code, version) again, every thin ack agrees with the
+      state shown at its version, and the final state is the model's replay
+      of the final log (randomized_hub.final_checks);
+  (b) the three hubs end on the same state at the same version, their final
+      logs are identical, and every client shows it;
+  (c) every state frame any client ever received is recorded: for each
+      version, all frames with that version, on every hub, have identical
+      kind fields (everything but presence); per client a version never goes
+      back, across reconnects, hub hops, hub restarts and Redis restarts (a
+      thin client's first state on a new connection is never older than an
+      ack it got; a replica's `sync` never older than anything it saw);
+      a new connection never shows a version older than one already shown;
+  (d) every hub counts every connection of the board (`clients`), no hub
+      exits by itself, and every hub exits 0 on SIGTERM at the end.
+
+Everything random comes from random.Random(seed); waits poll a condition
+with a deadline. The interleaving with the hubs' threads and Redis is not
+fixed by the seed, so a timing-dependent failure may need --repeat.
+
+  python Tests/python/randomized_cluster.py --seed 7 --steps 300
+  python Tests/python/randomized_cluster.py --seed 1000 --minutes 10 --keep-going
+See docs/TESTING-RANDOMIZED.md, "Cluster mode".
+"""
+import argparse, asyncio, collections, pathlib, random, shutil, sys, tempfile, time
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import letter_model as model  # noqa: E402
+import randomized_hub as rh  # noqa: E402
+from replica_client import ReplicaClient, canonical  # noqa: E402
+from cluster_support import BIN, REDIS_SERVER, ClusterHub, RedisServer, free_port  # noqa: E402
+
+HUBS = 3
+REDIS_TIMEOUT = 0.5  # --redis-timeout: short stalls are below it, long ones above
+RETRY_AFTER_UNAVAILABLE = 0.2  # seconds before resending after `unavailable` (pacing, not synchronisation)
+PRESENCE = ("clients", "names", "editing", "ref")  # what may differ between two frames of one version
+LARGE_KEPT = rh.LARGE_KEPT
+
+
+# --------------------------------------------------------------------------- configuration and schedule
+
+class Config:
+    FIELDS = ("seed", "steps", "thin", "replicas", "kept", "kills", "stalls", "restarts")
+
+    def __init__(self, **values):
+        for name in self.FIELDS:
+            setattr(self, name, values[name])
+
+    def args(self):
+        return (f"--seed {self.seed} --steps {self.steps} --thin {self.thin} --replicas {self.replicas} "
+                f"--kept {self.kept} --kills {self.kills} --stalls {self.stalls} --redis-restarts {self.restarts}")
+
+    def __str__(self):
+        return (f"seed {self.seed}: {self.steps} steps, {HUBS} hubs, {self.thin} thin + {self.replicas} replica clients, "
+                f"kept-operations {self.kept}, {self.kills} hub kill -9, {self.stalls} Redis stalls, "
+                f"{self.restarts} Redis kill -9")
+
+
+def draw_config(seed, steps, overrides):
+    """The seed's configuration (drawn first from its stream), then overrides."""
+    rng = random.Random(seed)
+    values = {
+        "seed": seed, "steps": steps,
+        "thin": rng.randint(2, 4), "replicas": rng.randint(2, 4),
+        "kept": 16 if rng.random() < 0.25 else LARGE_KEPT,
+        "kills": rng.choice([1, 1, 2, 2, 3]),
+        "stalls": rng.choice([1, 2, 2, 3]),
+        "restarts": rng.choice([0, 1, 1]),
+    }
+    for name, value in overrides.items():
+        if value is not None:
+            values[name] = value
+    return Config(**values), rng
+
+
+def stall_seconds(rng, n):
+    """n stall durations: the first below --redis-timeout, the second above, then either."""
+    short = lambda: rng.choice([0.1, 0.2, 0.3])  # noqa: E731
+    long = lambda: rng.choice([0.8, 1.2, 2.0, 3.0])  # noqa: E731
+    out = [short() if k == 0 else long() if k == 1 else (short() if rng.random() < 0.5 else long()) for k in range(n)]
+    rng.shuffle(out)
+    return out
+
+
+def make_schedule(cfg, rng):
+    """Ids, initial hubs and the whole run as a list of steps, fixed by the seed."""
+    ids = [rng.randrange(1, 1 << 50) for _ in range(cfg.replicas + 2 * HUBS)]  # replicas, observers, final observers
+    clients = cfg.thin + cfg.replicas
+    homes = [rng.randrange(HUBS) for _ in range(clients)]
+    window = range(cfg.steps // 10, cfg.steps - cfg.steps // 10) if cfg.steps > 40 else range(cfg.steps)
+    faults = {}
+    wanted = [("kill", cfg.kills), ("stall", cfg.stalls), ("redis_restart", cfg.restarts)]
+    picks = rng.sample(list(window), min(len(window), sum(n for _, n in wanted)))
+    durations = stall_seconds(rng, cfg.stalls)
+    for kind, n in wanted:
+        for _ in range(n):
+            if picks:
+                faults[picks.pop()] = kind
+    steps = []
+    for i in range(cfg.steps):
+        fault = faults.get(i)
+        if fault == "kill":
+            steps.append({"kind": "kill", "hub": rng.randrange(HUBS), "down": rng.choice([0, 0, 1, 3, 6, 12]),
+                          "delay": 0.0,
+                          # a replica starts a new session (fresh id), sends, and its hub dies
+                          "fresh": rng.random() < 0.4, "client": rng.randrange(max(1, cfg.replicas)),
+                          "intent": rh.draw_intent(rng),
+                          # per client on the dead hub: move at once to another hub, or wait for it
+                          "moves": [rng.random() < 0.6 for _ in range(clients)],
+                          "to": [rng.randrange(1, HUBS) for _ in range(clients)]})
+        elif fault == "stall":
+            steps.append({"kind": "stall", "seconds": durations.pop(), "delay": 0.0})
+        elif fault == "redis_restart":
+            steps.append({"kind": "redis_restart", "down": rng.choice([0, 0, 2, 5]), "delay": 0.0})
+        kind = rh.weighted(rng, [("thin", 26), ("replica", 30), ("flush", 6), ("probe", 5), ("disconnect", 3),
+                                 ("hop", 9), ("burst", 2), ("pause", 3)])
+        step = {"kind": kind, "delay": rh.weighted(rng, [(0.0, 30), (0.002, 40), (0.01, 25), (0.05, 5)])}
+        if kind == "thin":
+            step.update(client=rng.randrange(cfg.thin), intent=rh.draw_intent(rng), twice=rng.random() < 0.12)
+        elif kind == "replica":
+            step.update(client=rng.randrange(cfg.replicas), intent=rh.draw_intent(rng),
+                        mode=rh.weighted(rng, [("send", 50), ("keep", 22), ("dup", 10), ("hold", 13), ("shuffle", 5)]),
+                        hold=rng.randint(1, 20))
+        elif kind == "flush":
+            step.update(client=rng.randrange(cfg.replicas), shuffle=rng.random() < 0.6, seed=rng.randrange(1 << 30),
+                        dup=rng.random() < 0.2)
+        elif kind == "probe":
+            step.update(client=rng.randrange(cfg.thin), pick=rng.random())
+        elif kind == "disconnect":
+            step.update(client=rng.randrange(clients), abrupt=rng.random() < 0.5, down=rng.choice([0, 0, 1, 3, 8]))
+        elif kind == "hop":
+            step.update(client=rng.randrange(clients), to=rng.randrange(1, HUBS), abrupt=rng.random() < 0.5,
+                        down=rng.choice([0, 0, 0, 1, 3]), send_first=rng.random() < 0.4, intent=rh.draw_intent(rng))
+        elif kind == "burst":
+            step.update(client=rng.randrange(clients), intents=[rh.draw_intent(rng) for _ in range(rng.randint(5, 25))])
+        elif kind == "pause":
+            step["delay"] = rng.choice([0.02, 0.05, 0.1])
+        steps.append(step)
+    return ids, homes, steps
+
+
+def describe(i, step, clients):
+    k = step["kind"]
+    name = lambda n: clients[n].name if n < len(clients) else f"client{n}"  # noqa: E731
+    if k in ("thin", "replica"):
+        base = rh.describe(i, step)
+        return base
+    if k == "kill":
+        fresh = f" right after replica{step['client']}'s first op of a new session" if step["fresh"] else ""
+        return f"#{i} kill -9 hub{step['hub']}{fresh} (down {step['down']} steps)"
+    if k == "stall":
+        return f"#{i} SIGSTOP redis for {step['seconds']}s (--redis-timeout {REDIS_TIMEOUT})"
+    if k == "redis_restart":
+        return f"#{i} kill -9 redis, restart after {step['down']} steps"
+    if k == "hop":
+        return (f"#{i} hop {name(step['client'])} +{step['to']} {'abrupt' if step['abrupt'] else 'close'} "
+                f"down {step['down']}{' (an intent in flight)' if step['send_first'] else ''}")
+    if k == "disconnect":
+        return f"#{i} disconnect {name(step['client'])} {'abrupt' if step['abrupt'] else 'close'} down {step['down']}"
+    if k == "burst":
+        return f"#{i} burst {name(step['client'])} x{len(step['intents'])}"
+    return rh.describe(i, step)
+
+
+# --------------------------------------------------------------------------- observations
+
+class ClusterRun(rh.Run):
+    """randomized_hub.Run plus the cluster's own observations: every state
+    frame's kind fields per version across hubs."""
+
+    def __init__(self, cfg, echo=False):
+        super().__init__(cfg, echo)
+        self.version_fields = {}  # version -> (canonical kind fields, who)
+        self.frames_per_hub = collections.Counter()
+
+    def saw_frame(self, who, hub, message):
+        fields = canonical({k: v for k, v in message.items() if k not in PRESENCE})
+        version = message["version"]
+        self.frames_per_hub[hub] += 1
+        known = self.version_fields.get(version)
+        if known is None:
+            self.version_fields[version] = (fields, f"{who}@hub{hub}")
+        elif known[0] != fields:
+            self.violation(f"(c) two states at v{version}: {known[0]} ({known[1]}) and {fields} ({who}@hub{hub})")
+
+
+class ClusterThin(rh.ThinClient):
+    """A thin client on one hub of the cluster: `unavailable` is "not known",
+    so the key stays unanswered and is resent (same key) until it gets a
+    definitive answer, perhaps from another hub."""
+
+    def __init__(self, events, name, cluster, board, hub, key_prefix):
+        super().__init__(events, name, cluster.url(hub, board), key_prefix)
+        self.hub = hub
+        self.max_ack = 0
+        self.unavailable = collections.Counter()  # key -> `unavailable` answers
+        self.stats.update(unavailable=0, hops=0, settled_after_unavailable=0)
+
+    def opened(self):
+        # A client moving to another hub never sees an older version than it saw, an ack included (R4).
+        self.first_state_floor = max(self.first_state_floor, self.max_ack)
+        self.events.log(f"{self.name} on hub{self.hub}")
+        super().opened()
+
+    def _check_state(self, message):
+        super()._check_state(message)
+        self.events.saw_frame(self.name, self.hub, message)
+
+    def frame(self, m):
+        kind = m.get("type")
+        if kind == "rejected" and m.get("code") == "unavailable":
+            key = self.refs.pop(m.get("ref"), None)
+            if key is None:
+                self.events.violation(f"{self.name}: unavailable for an unknown ref: {m}")
+                return
+            self.stats["unavailable"] += 1
+            self.unavailable[key] += 1
+            self.events.log(f"{self.name} {key} -> unavailable (hub{self.hub})"
+                            + (" (a probe of an answered key)" if self.intents[key]["answers"] else ""))
+            if key in self.unanswered:
+                self.due.add(key)
+                self.retry_at = time.monotonic() + RETRY_AFTER_UNAVAILABLE
+                self.kick.set()
+            return
+        if kind in ("ack", "rejected"):
+            key = self.refs.get(m.get("ref"))
+            if key is not None and key in self.unanswered and self.unavailable[key]:
+                self.stats["settled_after_unavailable"] += 1
+            if kind == "ack":
+                self.max_ack = max(self.max_ack, m["version"])
+        super().frame(m)
+
+
+class ClusterReplica(ReplicaClient):
+    """A replica client on one hub of the cluster: `unavailable` answers to
+    `ops` are resent from `have + 1`; a `sync` on a new connection (another
+    hub, perhaps) never shows an older version than the client saw."""
+
+    def __init__(self, events, name, cluster, board, hub, id_base, observer=False):
+        super().__init__(events, name, cluster.url(hub, board), id_base, observer=observer)
+        self.hub = hub
+        self.top_seen = 0
+        self.connection_floor = 0
+        self.stats.update(unavailable=0, hops=0)
+
+    def opened(self):
+        self.connection_floor = self.top_seen
+        self.events.log(f"{self.name} on hub{self.hub}")
+        super().opened()
+
+    def _check_state(self, message):
+        super()._check_state(message)
+        self.events.saw_frame(self.name, self.hub, message)
+
+    def frame(self, m):
+        version = m.get("version")
+        if isinstance(version, int):
+            if m.get("type") == "sync" and version < self.connection_floor:
+                self.events.violation(f"(c) {self.name}: sync at v{version} on hub{self.hub}, after v{self.connection_floor} "
+                                      "was shown to it on an earlier connection")
+            self.top_seen = max(self.top_seen, version)
+        super().frame(m)
+
+    def _error(self, m):
+        if m.get("code") != "unavailable":
+            super()._error(m)
+            return
+        ref = m.get("ref")
+        self.stats["unavailable"] += 1
+        entry = self.outstanding.pop(ref, None) if ref is not None else None
+        if entry is not None:
+            self._note_have(entry[0], m.get("have"), f"error unavailable {ref}")
+        elif ref is None and self.hellos:
+            self.hellos.pop(0)
+            self.hello_out = False
+        self.events.log(f"{self.name} unavailable {ref or 'hello'} have {m.get('have')} (hub{self.hub})")
+        self.retry_at = time.monotonic() + RETRY_AFTER_UNAVAILABLE
+        self.pumped_from = None
+        self.kick.set()
+
+
+# --------------------------------------------------------------------------- the processes
+
+class Cluster:
+    """One private redis-server and HUBS synchub --redis processes on fixed ports."""
+
+    def __init__(self, run, cfg, log_level):
+        self.run = run
+        self.extra = ["--kept-operations", str(cfg.kept)]
+        self.log_level = log_level
+        self.redis = None
+        self.redis_state = "down"  # up / paused / down
+        self.resume_handle = None
+        self.ports = [free_port() for _ in range(HUBS)]
+        self.hubs = [None] * HUBS
+        self.starting = [None] * HUBS  # background start tasks
+        self.launching = [None] * HUBS  # a hub process started, not listening yet
+        self.outputs = [[] for _ in range(HUBS)]
+        self.kills = 0
+        self.stalls = []
+        self.redis_restarts = 0
+        self.exited = 0
+
+    def url(self, hub, board):
+        return f"ws://127.0.0.1:{self.ports[hub]}/boards/{board}"
+
+    def up(self, hub):
+        return self.hubs[hub] is not None
+
+    async def start_redis(self):
+        self.redis = await asyncio.to_thread(RedisServer)
+        self.redis_state = "up"
+        self.run.log(f"redis up (pid {self.redis.proc.pid}, port {self.redis.port}, dir {self.redis.dir})")
+
+    async def _start_hub(self, i, timeout=60):
+        deadline = time.monotonic() + timeout
+        while True:
+            hub = ClusterHub(self.redis.url(), port=self.ports[i], redis_timeout=REDIS_TIMEOUT, extra=self.extra,
+                             wait=False, log_level=self.log_level, hub_id=f"hub{i}")
+            self.launching[i] = hub
+            while hub.alive() and "listening on ws://" not in hub.output() and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            self.launching[i] = None
+            if "listening on ws://" in hub.output():
+                self.hubs[i] = hub
+                self.run.log(f"hub{i} up (pid {hub.proc.pid}, port {self.ports[i]})")
+                return
+            code = hub.proc.poll()
+            if code is None:
+                hub.kill9()
+            self.outputs[i].append(hub.output())
+            if time.monotonic() > deadline:
+                self.run.violation(f"hub{i} did not start within {timeout}s (exit {code}): {hub.output()[-1500:]}")
+                return
+            self.run.log(f"hub{i} start failed (exit {code}), retrying: {hub.output()[-200:]}")
+            await asyncio.sleep(0.2)
+
+    def start_hub(self, i):
+        """Starts hub i in the background (it waits for Redis before it listens)."""
+        if self.hubs[i] is None and (self.starting[i] is None or self.starting[i].done()):
+            self.starting[i] = asyncio.create_task(self._start_hub(i))
+        return self.starting[i]
+
+    async def all_up(self):
+        for i in range(HUBS):
+            task = self.start_hub(i)
+            if task is not None:
+                await task
+
+    async def kill_hub(self, i):
+        hub, self.hubs[i] = self.hubs[i], None
+        await asyncio.to_thread(hub.kill9)
+        self.outputs[i].append(hub.output())
+        self.kills += 1
+        self.run.log(f"hub{i} killed (-9)")
+
+    def check_alive(self):
+        for i, hub in enumerate(self.hubs):
+            if hub is not None and not hub.alive():
+                self.exited += 1
+                self.run.violation(f"hub{i} exited by itself with {hub.proc.returncode}: {hub.output()[-2000:]}")
+                self.outputs[i].append(hub.output())
+                self.hubs[i] = None
+                self.start_hub(i)
+
+    def stall(self, seconds):
+        if self.redis_state != "up":
+            return False
+        self.redis.pause()
+        self.redis_state = "paused"
+        self.stalls.append(seconds)
+        self.resume_handle = asyncio.get_running_loop().call_later(seconds, self.resume)
+        self.run.log(f"redis stopped (SIGSTOP) for {seconds}s")
+        return True
+
+    def resume(self):
+        if self.resume_handle is not None:
+            self.resume_handle.cancel()
+            self.resume_handle = None
+        if self.redis_state == "paused":
+            self.redis.resume()
+            self.redis_state = "up"
+            self.run.log("redis continued (SIGCONT)")
+
+    async def kill_redis(self):
+        self.resume()
+        if self.redis_state != "up":
+            return False
+        await asyncio.to_thread(self.redis.kill9)
+        self.redis_state = "down"
+        self.redis_restarts += 1
+        self.run.log("redis killed (-9)")
+        return True
+
+    async def restart_redis(self):
+        if self.redis_state == "down":
+            await asyncio.to_thread(self.redis.restart)
+            self.redis_state = "up"
+            self.run.log(f"redis restarted (pid {self.redis.proc.pid}) on port {self.redis.port} with its AOF")
+
+    async def stop(self):
+        """SIGTERM every hub (each must exit 0), then Redis."""
+        self.resume()
+        for task in self.starting:
+            if task is not None and not task.done():
+                task.cancel()
+        for i, hub in enumerate(self.launching):
+            if hub is not None:
+                await asyncio.to_thread(hub.kill9)
+                self.outputs[i].append(hub.output())
+                self.launching[i] = None
+        codes = []
+        for i, hub in enumerate(self.hubs):
+            if hub is None:
+                continue
+            code = await asyncio.to_thread(hub.stop)
+            self.outputs[i].append(hub.output())
+            self.hubs[i] = None
+            codes.append((i, code))
+        if self.redis is not None:
+            await asyncio.to_thread(self.redis.stop)
+        return codes
+
+    def cleanup(self):
+        if self.redis is not None:
+            self.redis.cleanup()
+
+    def log_tail(self, n=2500):
+        parts = []
+        for i in range(HUBS):
+            text = "".join(self.outputs[i]) + (self.hubs[i].output() if self.hubs[i] else "")
+            parts.append(f"--- hub{i} (port {self.ports[i]}):\n{text[-n:]}")
+        if self.redis is not None:
+            parts.append(f"--- redis ({self.redis.dir}):\n{self.redis.output()[-1200:]}")
+        return "\n".join(parts)
+
+
+async def quiet_until(condition, timeout, poll=None):
+    """Polls `condition` until true or `timeout` seconds (no violation on timeout)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        if poll:
+            poll()
+        await asyncio.sleep(0.02)
+    return True
+
+
+# --------------------------------------------------------------------------- the run
+
+def move(c, cluster, board, to):
+    """Points client `c` at hub `to` (its connection loop uses the new URL next)."""
+    if c.hub != to:
+        c.hub = to
+        c.url = cluster.url(to, board)
+        c.stats["hops"] += 1
+
+
+def other_up(cluster, hub, offset):
+    """The hub `offset` places after `hub` that is up (else the next one up; else `hub`)."""
+    for k in range(HUBS - 1):
+        j = (hub + offset + k) % HUBS
+        if j != hub and cluster.up(j):
+            return j
+    return hub
+
+
+async def execute(step, i, cluster, board, thins, replicas, clients, reconnect_at, hub_restart_at, redis_restart):
+    kind = step["kind"]
+    run = cluster.run
+    if kind == "kill":
+        h = step["hub"]
+        if not cluster.up(h):
+            return
+        if step["fresh"] and step["client"] < len(replicas) and cluster.redis_state == "up":
+            r = replicas[step["client"]]
+            move(r, cluster, board, h)
+            await r.disconnect(abrupt=True)
+            r.rebase("new session")
+            r.reconnect()
+            if await quiet_until(lambda: r.synced, 5):
+                op = r.perform(("select", step["intent"]["letter"]))
+                await r.flush()
+                run.log(f"{r.name} sent {op and op['id']} of its new session; killing hub{h} now")
+        await cluster.kill_hub(h)
+        for n, c in enumerate(clients):
+            if c.hub == h and step["moves"][n]:
+                move(c, cluster, board, other_up(cluster, h, step["to"][n]))
+                run.log(f"{c.name} moves to hub{c.hub}")
+        if step["down"] == 0:
+            cluster.start_hub(h)
+        else:
+            hub_restart_at[i + step["down"]].append(h)
+    elif kind == "stall":
+        cluster.stall(step["seconds"])
+    elif kind == "redis_restart":
+        if await cluster.kill_redis():
+            if step["down"] == 0:
+                await cluster.restart_redis()
+            else:
+                redis_restart[0] = i + step["down"]
+    elif kind == "thin":
+        c = thins[step["client"]]
+        order = c.last_state["order"] if c.last_state else []
+        await c.intent(rh.thin_message(step["intent"], order), step["twice"])
+    elif kind == "replica":
+        r = replicas[step["client"]]
+        op = r.perform(rh.replica_intent(step["intent"], r.order()))
+        if op is None:
+            return
+        seq = op["id"][1]
+        mode = step["mode"]
+        if mode == "hold":
+            r.hold(seq, i + step["hold"])
+            r.queue.remove(seq)
+        elif mode == "send":
+            await r.flush()
+        elif mode == "dup":
+            await r.flush(duplicate=True)
+        elif mode == "shuffle":
+            shuffler = random.Random(step["hold"])
+            await r.flush(rng_order=lambda n: shuffler.sample(range(n), n))
+    elif kind == "flush":
+        r = replicas[step["client"]]
+        shuffler = random.Random(step["seed"])
+        await r.flush(rng_order=(lambda n: shuffler.sample(range(n), n)) if step["shuffle"] else None,
+                      duplicate=step["dup"])
+    elif kind == "probe":
+        await thins[step["client"]].probe(step["pick"])
+    elif kind == "disconnect":
+        c = clients[step["client"]]
+        await c.disconnect(step["abrupt"])
+        if step["down"] == 0:
+            c.reconnect()
+        else:
+            reconnect_at[i + step["down"]].append(c)
+    elif kind == "hop":
+        c = clients[step["client"]]
+        if step["send_first"]:  # an intent goes out and the client leaves before (perhaps) its answer
+            if isinstance(c, ClusterThin):
+                order = c.last_state["order"] if c.last_state else []
+                await c.intent(rh.thin_message(step["intent"], order))
+            else:
+                if c.perform(rh.replica_intent(step["intent"], c.order())) is not None:
+                    await c.flush()
+        await c.disconnect(step["abrupt"])
+        move(c, cluster, board, other_up(cluster, c.hub, step["to"]))
+        if step["down"] == 0:
+            c.reconnect()
+        else:
+            reconnect_at[i + step["down"]].append(c)
+    elif kind == "burst":
+        c = clients[step["client"]]
+        for intent in step["intents"]:
+            if isinstance(c, ClusterThin):
+                order = c.last_state["order"] if c.last_state else []
+                await c.intent(rh.thin_message(intent, order))
+            else:
+                if c.perform(rh.replica_intent(intent, c.order())) is not None:
+                    await c.flush()
+
+
+async def quiesce(run, cluster, board, thins, replicas, observers, final_ids):
+    """Ends the faults and waits until everything settles; returns the final observers (one per hub)."""
+    run.log("quiescence: Redis and every hub up, every client reconnects, sends what is left, and syncs")
+    cluster.resume()
+    await cluster.restart_redis()
+    await cluster.all_up()
+    everyone = thins + replicas + observers
+    for c in everyone:
+        c.reconnect()
+    for r in replicas:
+        r.release_all()
+
+    def poke():
+        cluster.check_alive()
+        for r in replicas + observers:
+            if r.synced and r.queue and not r.outstanding:
+                asyncio.get_running_loop().create_task(r.flush())
+            r.tick()
+        for t in thins:
+            t.kick.set()
+
+    def pending():
+        out = []
+        for c in everyone:
+            if not c.settled():
+                extra = (f" unanswered {sorted(c.unanswered)[:5]}" if isinstance(c, ClusterThin) else
+                         f" synced {c.synced} unacked {[op['id'][1] for op in c.unacked()][:8]} "
+                         f"have {c.have.get(c.rid, 0)} outstanding {list(c.outstanding)[:4]} held {sorted(c.held)}")
+                out.append(f"{c.name}@hub{c.hub} connected {c.connected}{extra}")
+        return out
+
+    if not await rh.until(run, "every client connected, synced and answered", lambda: not pending(), 120, poke):
+        for line in pending():
+            run.violation(f"(d) not settled: {line}")
+        return None
+    finals = [ClusterReplica(run, f"final{h}", cluster, board, h, final_ids[h], observer=True) for h in range(HUBS)]
+    for f in finals:
+        f.start()
+    if not await rh.until(run, "the final observers' sync", lambda: all(f.synced and f.last_state for f in finals), 30):
+        return finals
+
+    def agreed():
+        states = [f.last_state for f in finals]
+        top = states[0]
+        if any(s["version"] != top["version"] or s["order"] != top["order"] for s in states):
+            return False
+        if any(f.order() != top["order"] for f in finals):
+            return False
+        for c in everyone:
+            if c.last_state is None or c.last_state["version"] != top["version"]:
+                return False
+        return all(r.order() == top["order"] for r in replicas + observers)
+
+    if not await rh.until(run, "every hub and every client to show one final state", agreed, 40, poke):
+        for f in finals:
+            s = f.last_state or {}
+            run.violation(f"(b) hub{f.hub} shows v{s.get('version')} {s.get('order')}; its final log replays to {f.order()}")
+        for c in everyone:
+            shown = c.last_state and (c.last_state["version"], c.last_state["order"])
+            replay = f" replay {c.order()}" if isinstance(c, ReplicaClient) else ""
+            run.violation(f"(b) {c.name}@hub{c.hub} shows {shown}{replay}")
+        return finals
+    # (d) every hub counts every connection of the board, on every hub (R4, refreshed about once a second).
+    expected = len(everyone) + len(finals)
+    counts = lambda: [f.last_state["clients"] for f in finals]  # noqa: E731
+    if not await rh.until(run, f"every hub to count {expected} clients", lambda: counts() == [expected] * HUBS, 20):
+        run.violation(f"(d) the hubs count {counts()} clients on the board, expected {expected} on each")
+    return finals
+
+
+def cluster_checks(run, finals):
+    """(b) the three hubs' final logs are one log."""
+    base = finals[0]
+    for f in finals[1:]:
+        if f.frontier != base.frontier or f.cp_selections != base.cp_selections:
+            run.violation(f"(b) hub{f.hub}'s final checkpoint {f.frontier} differs from hub0's {base.frontier}")
+        mine = {oid: canonical(op) for oid, op in f.ops.items()}
+        theirs = {oid: canonical(op) for oid, op in base.ops.items()}
+        if mine != theirs:
+            diff = sorted(set(mine.items()) ^ set(theirs.items()))[:4]
+            run.violation(f"(b) hub{f.hub}'s final log ({len(mine)} ops) differs from hub0's ({len(theirs)} ops): {diff}")
+
+
+async def run_seed(cfg, trace_echo=False, log_level="warning"):
+    """Runs one seed; returns (ClusterRun, summary dict)."""
+    run = ClusterRun(cfg, echo=trace_echo)
+    rng = draw_config(cfg.seed, cfg.steps, {})[1]
+    ids, homes, schedule = make_schedule(cfg, rng)
+    cluster = Cluster(run, cfg, log_level)
+    board = f"crand{cfg.seed}"
+    run.log(f"config: {cfg}")
+    started = time.monotonic()
+    thins, replicas, observers, finals, clients = [], [], [], None, []
+    try:
+        await cluster.start_redis()
+        await cluster.all_up()
+        thins = [ClusterThin(run, f"thin{i}", cluster, board, homes[i], f"c{cfg.seed}-{i}-") for i in range(cfg.thin)]
+        replicas = [ClusterReplica(run, f"replica{i}", cluster, board, homes[cfg.thin + i], ids[i])
+                    for i in range(cfg.replicas)]
+        clients = thins + replicas
+        observers = [ClusterReplica(run, f"observer{h}", cluster, board, h, ids[cfg.replicas + h], observer=True)
+                     for h in range(HUBS)]
+        for c in clients + observers:
+            c.start()
+        reconnect_at = collections.defaultdict(list)
+        hub_restart_at = collections.defaultdict(list)
+        redis_restart = [None]
+        for i, step in enumerate(schedule):
+            cluster.check_alive()
+            for h in hub_restart_at.pop(i, []):
+                cluster.start_hub(h)
+            if redis_restart[0] is not None and i >= redis_restart[0]:
+                redis_restart[0] = None
+                await cluster.restart_redis()
+            for c in reconnect_at.pop(i, []):
+                c.reconnect()
+            for r in replicas:
+                await r.release(i)
+                r.tick()
+            run.log(describe(i, step, clients))
+            await execute(step, i, cluster, board, thins, replicas, clients, reconnect_at, hub_restart_at, redis_restart)
+            await asyncio.sleep(step["delay"])  # pacing between steps (never used to wait for a result)
+        # A stall still under way runs its course (a fault's length, not a wait for a result).
+        if cluster.resume_handle is not None:
+            await quiet_until(lambda: cluster.redis_state != "paused", max(cluster.stalls) + 1)
+        finals = await quiesce(run, cluster, board, thins, replicas, observers, ids[cfg.replicas + HUBS:])
+        if finals is not None and not run.violations:
+            rh.final_checks(run, cfg, thins, replicas + observers, None, finals[0])
+            cluster_checks(run, finals)
+    except Exception as error:  # a harness error must fail the seed, with the cluster's logs
+        run.harness_error("runner", error)
+    finally:
+        for c in clients + observers + (finals or []):
+            await c.stop()
+        for i, code in await cluster.stop():
+            if code != 0:
+                run.violation(f"(d) hub{i} exited with {code} on SIGTERM")
+    summary = summarize(run, cfg, cluster, thins, replicas + observers, time.monotonic() - started)
+    if run.violations:
+        summary["hub_log"] = cluster.log_tail()
+        summary["redis_dir"] = cluster.redis.dir if cluster.redis else None
+    else:
+        cluster.cleanup()
+    return run, summary
+
+
+# --------------------------------------------------------------------------- reporting and CLI
+
+def summarize(run, cfg, cluster, thins, replicas, seconds):
+    stats = collections.Counter()
+    for t in thins:
+        stats.update({f"thin_{k}": v for k, v in t.stats.items()})
+    for r in replicas:
+        stats.update({f"replica_{k}": v for k, v in r.stats.items()})
+        stats["replica_ops"] += sum(len(ops) for ops in r.own.values())
+    stats["reconnects"] = sum(max(0, c.generation - 1) for c in thins + replicas)
+    stats["closed_1011"] = sum(1 for line in run.trace if "disconnected (code 1011)" in line)
+    stats["closed_1012"] = sum(1 for line in run.trace if "disconnected (code 1012)" in line)
+    return {"seed": cfg.seed, "ok": not run.violations, "seconds": round(seconds, 1), "kills": cluster.kills,
+            "stalls": list(cluster.stalls), "redis_restarts": cluster.redis_restarts,
+            "versions": len(run.version_orders), "replayed_versions": len(run.replayed_orders),
+            "checked_versions": len(set(run.version_orders) & set(run.replayed_orders)),
+            "max_version": run.max_shown, "ops_seen": len(run.ops_seen), "checkpoints": run.checkpoints,
+            "frames_per_hub": [run.frames_per_hub[h] for h in range(HUBS)],
+            "violations": run.violations, "stats": dict(stats)}
+
+
+def one_line(summary):
+    s = summary["stats"]
+    stalls = "/".join(f"{x:g}" for x in summary["stalls"]) or "-"
+    return (f"seed {summary['seed']}: {'ok' if summary['ok'] else 'FAILED'} in {summary['seconds']}s, "
+            f"v{summary['max_version']} ({summary['checked_versions']} versions replayed), {summary['ops_seen']} ops, "
+            f"{summary['kills']} hub kills, stalls {stalls}s, {summary['redis_restarts']} redis kills, "
+            f"state frames per hub {summary['frames_per_hub']}, "
+            f"hops {s.get('thin_hops', 0) + s.get('replica_hops', 0)}, {s.get('reconnects', 0)} reconnects "
+            f"(1011: {s.get('closed_1011', 0)}, 1012: {s.get('closed_1012', 0)}), "
+            f"unavailable thin/replica {s.get('thin_unavailable', 0)}/{s.get('replica_unavailable', 0)} "
+            f"(keys settled after it {s.get('thin_settled_after_unavailable', 0)}), "
+            f"keyed resends {s.get('thin_resent', 0) + s.get('thin_probes', 0)}, {summary['checkpoints']} checkpoints, "
+            f"rebases {s.get('replica_rebases', 0)}, dup/held {s.get('replica_dups', 0)}/{s.get('replica_held', 0)}, "
+            f"gap acks {s.get('replica_gap_acks', 0)}, re-stamped {s.get('replica_restamped', 0)}")
+
+
+def report_failure(run, cfg, summary, trace_dir):
+    path = pathlib.Path(trace_dir) / f"randomized-cluster-seed-{cfg.seed}.trace"
+    n = 1
+    while path.exists():
+        n += 1
+        path = pathlib.Path(trace_dir) / f"randomized-cluster-seed-{cfg.seed}-{n}.trace"
+    path.write_text("\n".join(run.trace) + "\n\nhub logs:\n" + summary.get("hub_log", ""))
+    lines = [f"SEED {cfg.seed} FAILED ({cfg})",
+             f"re-run: {sys.executable} Tests/python/randomized_cluster.py {cfg.args()}",
+             "violations:"] + [f"  - {v}" for v in run.violations[:30]]
+    lines += [f"trace (last 60 of {len(run.trace)} lines; full trace in {path}; Redis dir {summary.get('redis_dir')}):"]
+    lines += ["  " + line for line in run.trace[-60:]]
+    if summary.get("hub_log", "").strip():
+        lines += ["hub logs (tail):", summary["hub_log"]]
+    return "\n".join(lines)
+
+
+def check_seed(seed, steps=200, **overrides):
+    """For pytest: runs one seed; returns (config, summary, failure report or None)."""
+    cfg, _ = draw_config(seed, steps, overrides)
+    run, summary = asyncio.run(run_seed(cfg))
+    return cfg, summary, (report_failure(run, cfg, summary, tempfile.gettempdir()) if run.violations else None)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seed", type=int, default=1, help="the seed (first seed with --minutes)")
+    parser.add_argument("--steps", type=int, default=300, help="steps per seed")
+    parser.add_argument("--minutes", type=float, help="run seeds seed, seed+1, ... for this long")
+    parser.add_argument("--repeat", type=int, default=1, help="run each seed this many times (timing-dependent failures)")
+    parser.add_argument("--thin", type=int, help="thin clients (default: from the seed)")
+    parser.add_argument("--replicas", type=int, help="replica clients (default: from the seed)")
+    parser.add_argument("--kept", type=int, help="--kept-operations of the hubs (default: from the seed)")
+    parser.add_argument("--kills", type=int, help="hub kill -9 during the run (default: from the seed)")
+    parser.add_argument("--stalls", type=int, help="Redis SIGSTOP stalls (default: from the seed)")
+    parser.add_argument("--redis-restarts", dest="restarts", type=int, help="Redis kill -9 + restart (0 or 1; default: from the seed)")
+    parser.add_argument("--log-level", default="warning", help="the hubs' --log-level (info for more in the report)")
+    parser.add_argument("--trace", action="store_true", help="print the trace as it happens")
+    parser.add_argument("--trace-dir", default=tempfile.gettempdir(), help="where failing seeds' traces go")
+    parser.add_argument("--keep-going", action="store_true", help="go on after a failure")
+    args = parser.parse_args(argv)
+    overrides = {k: getattr(args, k) for k in ("thin", "replicas", "kept", "kills", "stalls", "restarts")}
+    for path in (BIN / "synchub", pathlib.Path(REDIS_SERVER)):
+        if not path.exists():
+            print(f"missing {path}", file=sys.stderr)
+            return 2
+    started = time.monotonic()
+    seed, failures, runs = args.seed, [], 0
+    while True:
+        for _ in range(args.repeat):
+            cfg, _ = draw_config(seed, args.steps, overrides)
+            print(f"== {cfg}", flush=True)
+            run, summary = asyncio.run(run_seed(cfg, trace_echo=args.trace, log_level=args.log_level))
+            runs += 1
+            print(one_line(summary), flush=True)
+            if run.violations:
+                failures.append(seed)
+                print(report_failure(run, cfg, summary, args.trace_dir), flush=True)
+                if not args.keep_going:
+                    break
+        if failures and not args.keep_going:
+            break
+        if args.minutes is None or time.monotonic() - started > args.minutes * 60:
+            break
+        seed += 1
+    elapsed = time.monotonic() - started
+    print(f"{runs} runs (seeds {args.seed}..{seed}) in {elapsed / 60:.1f} min: "
+          f"{'all ok' if not failures else 'FAILED seeds ' + ' '.join(map(str, sorted(set(failures))))}", flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
