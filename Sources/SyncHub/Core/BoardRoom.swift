@@ -47,6 +47,8 @@ class BoardRoom {
 
     /// Cluster mode: how far this hub applied the board's shared log.
     var shared = SharedProgress()
+    /// Cluster mode: this hub's thin changes in flight (`KindRoom.speculativeState`).
+    var speculation = Speculation()
     /// The board's shared log's name, `KIND/NAME` for every kind.
     var logName: String { address.logName }
 

@@ -75,6 +75,10 @@ extension HubCore {
     /// The log's answer to one of this hub's proposals.
     mutating func appended(board: String, number: UInt64, result: SharedAppendResult, actions: inout [HubAction]) {
         guard let room = boards[board], var proposal = room.shared.proposals[number] else { return }
+        if case .appended = result {} else {
+            // Not in the log from here: later intents are checked without it.
+            room.speculation.state = nil
+        }
         switch result {
         case let .appended(offset, epoch):
             if !room.shared.epoch.isEmpty, room.shared.epoch != epoch || offset <= room.shared.applied && proposal.reply == nil {
@@ -150,6 +154,7 @@ extension HubCore {
             guard let room = boards[board] else { proposalBoards.remove(board); continue }
             for (number, proposal) in room.shared.proposals where now >= proposal.deadline {
                 room.shared.proposals[number] = nil
+                room.speculation.state = nil
                 counters.proposalsTimedOut += 1
                 unavailable(proposal, in: room, actions: &actions)
             }

@@ -30,8 +30,14 @@ extension KindRoom {
         let author = members[connection]?.actingName ?? ""
         var entry = Entry(hub: core.sharedHubID, number: 0, author: author, key: key)
         do {
-            if let change = try Kind.prepare(intent, by: author, in: replica.state) {
+            // Checked against what this hub's clients will see once their
+            // changes in flight are applied: a client's second intent builds
+            // on its first (select, then move what it selected), as on a
+            // single hub. The log's order still decides (apply at its place).
+            if let change = try Kind.prepare(intent, by: author, in: speculativeState) {
                 entry.change = change
+                let number = core.nextProposal + 1
+                speculate(change, by: author, number: number)
             } else if key == nil {
                 actions.append(.send(connection: connection, frame: HubMessage.ack(ref: ref, version: durableVersion,
                                                                                     members: Kind.ackMembers(for: nil))))
@@ -87,6 +93,35 @@ extension KindRoom {
                      waiting: PendingProposal(connection: 0, ref: nil, deadline: 0, isOpening: true), actions: &ignored)
     }
 
+    /// The applied state with this hub's thin changes still in flight
+    /// applied on top, in the order they were proposed (cached until the
+    /// next applied entry).
+    var speculativeState: Kind.State {
+        guard !speculation.changes.isEmpty else { return replica.state }
+        if let cached = speculation.state as? Kind.State { return cached }
+        var state = replica.state
+        var index: UInt64 = 0
+        speculation.changes.removeAll { shared.proposals[$0.number] == nil }
+        for pending in speculation.changes {
+            guard let change = pending.change as? Kind.Change else { continue }
+            index += 1
+            _ = Kind.apply(Op(id: OperationID(replica: replica.id, seq: replica.nextSeq + index), lamport: replica.clock + index,
+                              author: pending.author, change: change), to: &state)
+        }
+        speculation.state = state
+        return state
+    }
+
+    /// A thin change proposed just now: later intents are checked with it applied.
+    private func speculate(_ change: Kind.Change, by author: String, number: UInt64) {
+        var state = speculativeState
+        let index = UInt64(speculation.changes.count + 1)
+        _ = Kind.apply(Op(id: OperationID(replica: replica.id, seq: replica.nextSeq + index), lamport: replica.clock + index,
+                          author: author, change: change), to: &state)
+        speculation.changes.append((number, author, change))
+        speculation.state = state
+    }
+
     /// Encodes `entry` for the log (on the service thread: entries are small).
     func encodeEntry(_ entry: Entry) throws -> String {
         let encoder = JSONEncoder()
@@ -119,6 +154,10 @@ extension KindRoom {
                 continue
             }
             let mine = entry.hub == core.sharedHubID ? entry.number : nil
+            if !speculation.changes.isEmpty {
+                speculation.state = nil
+                if let mine { speculation.changes.removeAll { $0.number == mine } }
+            }
             var answer: KeyedAnswer?
             var reply: String?
             if let change = entry.change {

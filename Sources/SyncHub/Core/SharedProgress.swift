@@ -39,3 +39,12 @@ struct PendingProposal {
     /// The answer, known once the entry was applied; sent once confirmed too.
     var reply: String?
 }
+
+/// This hub's thin changes proposed and not yet applied, so the next
+/// intent of the same clients is checked with them in (kind-free: the
+/// room casts them back).
+struct Speculation {
+    var changes: [(number: UInt64, author: String, change: any Sendable)] = []
+    /// The applied state with `changes` on top; nil when it must be rebuilt.
+    var state: (any Sendable)?
+}

@@ -45,12 +45,19 @@ final class HubProcess: @unchecked Sendable {
 
     /// Starts the hub and waits for its `listening on ws://` line.
     /// `dataDirectory` nil runs `--in-memory`.
-    init(dataDirectory: String? = nil, port: Int? = nil, arguments: [String] = []) throws {
+    /// `redis`: a cluster member on that Redis (no embedded store).
+    init(dataDirectory: String? = nil, port: Int? = nil, arguments: [String] = [], redis: String? = nil) throws {
         self.port = port ?? freePort()
         self.dataDirectory = dataDirectory
         process.executableURL = Build.synchub
         var args = ["--port", "\(self.port)", "--log-level", "warning"]
-        if let dataDirectory { args += ["--data", dataDirectory] } else { args.append("--in-memory") }
+        if let redis {
+            args += ["--redis", redis]
+        } else if let dataDirectory {
+            args += ["--data", dataDirectory]
+        } else {
+            args.append("--in-memory")
+        }
         process.arguments = args + arguments
         process.standardError = errors
         process.standardOutput = errors
