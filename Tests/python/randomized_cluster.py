@@ -999,7 +999,7 @@ def main(argv=None):
     parser.add_argument("--kept", type=int, help="--kept-operations of the hubs (default: from the seed)")
     parser.add_argument("--kills", type=int, help="hub kill -9 during the run (default: from the seed)")
     parser.add_argument("--stalls", type=int, help="Redis SIGSTOP stalls (default: from the seed)")
-    parser.add_argument("--redis-restarts", dest="restarts", type=int, help="Redis kill -9 + restart (0 or 1; default: from the seed)")
+    parser.add_argument("--redis-restarts", dest="restarts", type=int, help="Redis kill -9 + restart on the same port and AOF (default: from the seed)")
     parser.add_argument("--log-level", default="warning", help="the hubs' --log-level (info for more in the report)")
     parser.add_argument("--strict-acks", action="store_true",
                         help="an ack without an operation whose version's state contradicts the intent is a violation "

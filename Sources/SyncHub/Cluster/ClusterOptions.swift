@@ -57,7 +57,7 @@ struct ClusterOptions: ParsableArguments {
     /// Reaches every server (R3: before the hub listens) and checks the list
     /// (R1). Nil without --redis. Exits 64 for a list the cluster does not
     /// share, 69 when Redis stays out of reach.
-    func connect(logger: Logger) throws -> SharedLog? {
+    func connect(logger: Logger, keptOperations: Int) throws -> SharedLog? {
         guard isCluster else { return nil }
         let addresses: [RedisServerAddress]
         do {
@@ -66,7 +66,9 @@ struct ClusterOptions: ParsableArguments {
             throw ValidationError(error.description)
         }
         let id = hubId ?? String(UInt64.random(in: 1...UInt64.max), radix: 36)
-        let settings = SharedLogConnectionSettings(hubID: id, timeoutMilliseconds: Int(redisTimeout * 1000), waitReplicas: redisWait)
+        var settings = SharedLogConnectionSettings(hubID: id, timeoutMilliseconds: Int(redisTimeout * 1000), waitReplicas: redisWait)
+        // A fold comes every --kept-operations entries; as many stay behind it.
+        settings.keptBehindSnapshot = keptOperations
         let log = SharedLog(servers: addresses, settings: settings, logger: logger)
         do {
             try log.connectAtStart(deadline: Date().addingTimeInterval(redisConnectTimeout))

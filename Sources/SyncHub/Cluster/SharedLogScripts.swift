@@ -21,7 +21,8 @@ enum SharedLogScripts {
     /// Appends one entry: deduplicates by key (answers `dup` and what the
     /// key holds), checks the replica's owner, takes the next offset, XADDs
     /// under it, remembers the key. KEYS meta log keys keyorder owners;
-    /// ARGV entry key replica sub new-epoch. Answers {status, value, epoch}.
+    /// ARGV entry key replica sub new-epoch supersedes (an offset whose use
+    /// of the key this entry replaces, or ''). Answers {status, value, epoch}.
     static let append = """
         local epoch = redis.call('HGET', KEYS[1], 'epoch')
         if not epoch then
@@ -30,7 +31,7 @@ enum SharedLogScripts {
         end
         if ARGV[2] ~= '' then
           local seen = redis.call('HGET', KEYS[3], ARGV[2])
-          if seen then return {'dup', seen, epoch} end
+          if seen and not (ARGV[6] ~= '' and seen == '@' .. ARGV[6]) then return {'dup', seen, epoch} end
         end
         if ARGV[3] ~= '' then
           local owner = redis.call('HGET', KEYS[5], ARGV[3])
@@ -51,7 +52,7 @@ enum SharedLogScripts {
     /// writes down the first answers of keys whose entries go, trims the
     /// stream behind the snapshot and the oldest keys beyond the bound.
     /// KEYS meta log snap keys keyorder lease; ARGV offset snapshot hub
-    /// lease-ms max-keys [key answer]...
+    /// lease-ms max-keys kept-behind [key answer]...
     static let fold = """
         local lease = redis.call('GET', KEYS[6])
         if lease and lease ~= ARGV[3] then return {'busy', lease} end
@@ -61,13 +62,16 @@ enum SharedLogScripts {
         if offset <= at then return {'behind', tostring(at)} end
         redis.call('SET', KEYS[3], ARGV[2])
         redis.call('HSET', KEYS[1], 'snap', ARGV[1])
-        for i = 6, #ARGV, 2 do
+        for i = 7, #ARGV, 2 do
           local seen = redis.call('HGET', KEYS[4], ARGV[i])
           if seen and string.sub(seen, 1, 1) == '@' and tonumber(string.sub(seen, 2)) <= offset then
             redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
           end
         end
-        redis.call('XTRIM', KEYS[2], 'MINID', (offset + 1) .. '-0')
+        -- Entries up to the snapshot stay a while (ARGV[6] of them): a hub a
+        -- little behind reads on instead of reloading the board.
+        local keep = tonumber(ARGV[6])
+        if offset > keep then redis.call('XTRIM', KEYS[2], 'MINID', (offset - keep + 1) .. '-0') end
         local count = redis.call('ZCARD', KEYS[5])
         local excess = count - tonumber(ARGV[5])
         if excess > 0 then

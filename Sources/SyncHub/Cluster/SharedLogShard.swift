@@ -239,7 +239,7 @@ final class SharedLogShard: @unchecked Sendable {
             let head = evalText ? ["EVAL", SharedLogScripts.append] : ["EVALSHA", hashes.append]
             return head + ["5", keys.meta, keys.log, keys.keys, keys.keyOrder, keys.owners,
                            proposal.body, proposal.key ?? "", proposal.owner.map { String($0.replica.rawValue) } ?? "",
-                           proposal.owner?.sub ?? "", Self.newEpoch()]
+                           proposal.owner?.sub ?? "", Self.newEpoch(), proposal.supersedes.map { String($0) } ?? ""]
         case let .fold(fold):
             let keys = SharedLogScripts.BoardKeys(logName: fold.logName)
             let snapshot: String
@@ -252,7 +252,8 @@ final class SharedLogShard: @unchecked Sendable {
             }
             let head = evalText ? ["EVAL", SharedLogScripts.fold] : ["EVALSHA", hashes.fold]
             var command = head + ["6", keys.meta, keys.log, keys.snapshot, keys.keys, keys.keyOrder, keys.lease,
-                                  String(fold.offset), snapshot, settings.hubID, String(settings.leaseMilliseconds), String(settings.maxKeysPerBoard)]
+                                  String(fold.offset), snapshot, settings.hubID, String(settings.leaseMilliseconds), String(settings.maxKeysPerBoard),
+                                  String(settings.keptBehindSnapshot)]
             for answer in fold.answers { command += [answer.key, answer.answer] }
             return command
         }
@@ -436,6 +437,9 @@ struct SharedLogConnectionSettings: Sendable {
     var leaseMilliseconds = 30_000
     /// Idempotency keys a board keeps in Redis (the oldest go first).
     var maxKeysPerBoard = 100_000
+    /// Entries kept in the stream behind a snapshot, so a hub a little
+    /// behind the folding one reads on instead of reloading the board.
+    var keptBehindSnapshot = 1_024
 }
 
 /// The SHA1s of the loaded scripts (SCRIPT LOAD on every new connection, so

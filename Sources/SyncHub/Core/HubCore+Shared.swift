@@ -30,7 +30,7 @@ extension HubCore {
     /// is confirmed and applied (or `unavailable` at its deadline).
     /// `logKey`: the key the log deduplicates by (a client's key is `k:KEY`).
     mutating func propose<Change>(_ entry: SharedEntry<Change>, in room: BoardRoom, owner: (replica: ReplicaID, sub: String)? = nil,
-                                  logKey: String? = nil, waiting: PendingProposal, actions: inout [HubAction]) {
+                                  logKey: String? = nil, supersedes: UInt64? = nil, waiting: PendingProposal, actions: inout [HubAction]) {
         nextProposal += 1
         var entry = entry
         entry.number = nextProposal
@@ -52,11 +52,25 @@ extension HubCore {
         }
         var waiting = waiting
         waiting.deadline = now &+ sharedTimeout
+        waiting.body = body
+        waiting.logKey = logKey ?? waiting.key.map { "k:" + $0 }
+        waiting.owner = owner
         room.shared.proposals[nextProposal] = waiting
         proposalBoards.insert(room.name)
         outboxProposals.append(SharedProposal(board: room.name, logName: room.logName, number: nextProposal, body: body,
-                                              key: logKey ?? waiting.key.map { "k:" + $0 }, owner: owner))
+                                              key: waiting.logKey, owner: owner, supersedes: supersedes))
         counters.proposals += 1
+    }
+
+    /// Appends `proposal` again, superseding the stale no-op at `offset` that used its key.
+    mutating func resubmit(_ number: UInt64, _ proposal: PendingProposal, in room: BoardRoom, superseding offset: UInt64) {
+        var proposal = proposal
+        proposal.deadline = now &+ sharedTimeout
+        proposal.awaitsKey = false
+        room.shared.proposals[number] = proposal
+        proposalBoards.insert(room.name)
+        outboxProposals.append(SharedProposal(board: room.name, logName: room.logName, number: number, body: proposal.body,
+                                              key: proposal.logKey, owner: proposal.owner, supersedes: offset))
     }
 
     mutating func fold(_ fold: SharedFold) {
@@ -104,6 +118,7 @@ extension HubCore {
             }
             guard let key = proposal.key else { return }
             counters.keyedResends += 1
+            let offset = seen.hasPrefix("@") ? UInt64(seen.dropFirst()) : nil
             if case let .answered(answer)? = room.keys[key] {
                 actions.append(.send(connection: proposal.connection, frame: answer.frame(ref: proposal.ref)))
             } else if let answer = KeyedAnswerText.decode(seen) {
@@ -111,9 +126,13 @@ extension HubCore {
                     actions.append(.send(connection: waiter.connection, frame: answer.frame(ref: waiter.ref)))
                 }
                 actions.append(.send(connection: proposal.connection, frame: answer.frame(ref: proposal.ref)))
-            } else if seen.hasPrefix("@"), let offset = UInt64(seen.dropFirst()), offset > room.shared.applied {
+            } else if let offset, room.shared.staleNoops[key] == offset {
+                // Its first use had no effect and no answer: this one replaces it.
+                resubmit(number, proposal, in: room, superseding: offset)
+            } else if let offset, offset > room.shared.applied {
                 // Its first use is in the log ahead of this hub: answered when applied.
-                room.keys.wait(key, connection: proposal.connection, ref: proposal.ref)
+                proposal.awaitsKey = true
+                room.shared.proposals[number] = proposal
             } else {
                 unavailable(proposal, in: room, actions: &actions)
             }
@@ -185,12 +204,24 @@ extension HubCore {
     /// Closes every connection of `room` and forgets it: it is loaded again
     /// from the log on the next join.
     private mutating func drop(_ room: BoardRoom, code: UInt16, reason: String, actions: inout [HubAction]) {
+        // Proposals in flight are "not known": said before the close, so a
+        // client resends them (keyed ones take effect at most once).
+        for proposal in room.shared.proposals.values { unavailable(proposal, in: room, actions: &actions) }
+        room.shared.proposals.removeAll()
         for connection in room.members.keys {
             actions.append(.close(connection: connection, code: code, reason: reason))
             boardOf[connection] = nil
         }
         boards[room.name] = nil
         proposalBoards.remove(room.name)
+    }
+
+    /// Forgets `board` (closing its connections) so that it is loaded again
+    /// from its log: this hub fell behind a fold of it.
+    mutating func reload(board: String, actions: inout [HubAction]) {
+        guard let room = boards[board] else { return }
+        counters.sharedGaps += 1
+        drop(room, code: 1012, reason: "this hub fell behind the board's shared log; reconnect", actions: &actions)
     }
 
     /// The applied offset of each board held (the shell's follower reads from there).

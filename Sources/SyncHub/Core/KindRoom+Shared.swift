@@ -12,8 +12,8 @@ extension KindRoom {
 
     /// A thin client's intent on a shared board.
     func proposeIntent(_ intent: Kind.Intent, ref: String?, key: String?, by connection: UInt64, core: inout HubCore,
-                       actions: inout [HubAction]) {
-        if let key {
+                       actions: inout [HubAction], supersedes: UInt64? = nil) {
+        if let key, supersedes == nil {
             switch keys[key] {
             case let .answered(answer)?:
                 core.counters.keyedResends += 1
@@ -38,12 +38,13 @@ extension KindRoom {
                 entry.change = change
                 let number = core.nextProposal + 1
                 speculate(change, by: author, number: number)
-            } else if key == nil {
-                actions.append(.send(connection: connection, frame: HubMessage.ack(ref: ref, version: durableVersion,
-                                                                                    members: Kind.ackMembers(for: nil))))
-                return
             } else {
+                // Nothing to change as this hub sees the board; another hub's
+                // change ordered before it may make that untrue, so it goes
+                // through the log too and is answered at its place (or checked
+                // again there, see `applySharedEntries`).
                 entry.noop = true
+                entry.basedOn = shared.applied
             }
         } catch {
             core.counters.operationsRefused += 1
@@ -53,8 +54,9 @@ extension KindRoom {
             }
             entry.refusal = [error.code, error.message]
         }
-        core.propose(entry, in: self, waiting: PendingProposal(connection: connection, ref: ref, deadline: 0, key: key),
-                     actions: &actions)
+        var waiting = PendingProposal(connection: connection, ref: ref, deadline: 0, key: key)
+        if entry.noop == true { waiting.intent = intent }
+        core.propose(entry, in: self, supersedes: supersedes, waiting: waiting, actions: &actions)
     }
 
     /// A replica client's operations on a shared board: checked here (its
@@ -138,10 +140,13 @@ extension KindRoom {
     @_specialize(where Kind == TodoList)
     func applySharedEntries(_ entries: [SharedLogEntry], core: inout HubCore, actions: inout [HubAction]) -> Bool {
         let decoder = JSONDecoder()
-        var afterReplies: [HubAction] = []
         var changed = false
+        var retries: [(PendingProposal, UInt64)] = []
         for logEntry in entries where logEntry.offset > shared.applied {
-            guard logEntry.offset == shared.applied + 1 else { return false }
+            guard logEntry.offset == shared.applied + 1 else {
+                actions += retriesNow(retries, core: &core)
+                return false
+            }
             shared.applied = logEntry.offset
             changed = true
             let entry: Entry
@@ -158,13 +163,20 @@ extension KindRoom {
                 speculation.state = nil
                 if let mine { speculation.changes.removeAll { $0.number == mine } }
             }
+            // What this entry makes the hub say, in order: relays of its
+            // operations, then answers, then notices, then a checkpoint (a
+            // replica client sees versions only grow, and an answer after
+            // the operations it is about).
+            var relays: [HubAction] = []
+            var notices: [HubAction] = []
             var answer: KeyedAnswer?
             var reply: String?
+            let versionBefore = version
             if let change = entry.change {
                 let author = entry.author ?? ""
                 let upcoming = Op(id: OperationID(replica: replica.id, seq: replica.nextSeq), lamport: replica.clock + 1,
                                   author: author, change: change)
-                for notice in Kind.notices(of: upcoming, in: replica.state) { tell(notice, actions: &afterReplies) }
+                for notice in Kind.notices(of: upcoming, in: replica.state) { tell(notice, actions: &notices) }
                 let operation = replica.record(change, by: author)
                 switch replica.outcome(of: operation.id) {
                 case let .refused(refusal)?:
@@ -178,8 +190,8 @@ extension KindRoom {
                     answer = .ack(version: version, members: Kind.ackMembers(for: operation))
                 }
                 if !replicaMembers.isEmpty {
-                    actions.append(.relay(frame: HubMessage.operations([operation], of: Kind.self, board: address.name, version: version),
-                                          to: Array(replicaMembers)))
+                    relays.append(.relay(frame: HubMessage.operations([operation], of: Kind.self, board: address.name, version: version),
+                                         to: Array(replicaMembers)))
                 }
                 openingInFlight = false
             } else if let operations = entry.operations, let own = entry.replica {
@@ -205,18 +217,43 @@ extension KindRoom {
                     let author = mine.flatMap { shared.proposals[$0]?.connection }
                     let to = report.restamped.isEmpty ? replicaMembers.filter { $0 != author } : Array(replicaMembers)
                     if !to.isEmpty {
-                        actions.append(.relay(frame: HubMessage.operations(report.integratedOperations, of: Kind.self, board: address.name,
-                                                                           version: version), to: to))
+                        relays.append(.relay(frame: HubMessage.operations(report.integratedOperations, of: Kind.self, board: address.name,
+                                                                          version: version), to: to))
                     }
                 }
             } else if let refusal = entry.refusal, refusal.count == 2 {
                 answer = .rejected(code: refusal[0], message: refusal[1])
             } else if entry.noop == true {
-                answer = .ack(version: version, members: Kind.ackMembers(for: nil))
+                // Judged "nothing to change" on the proposing hub's view at
+                // `basedOn`: true here unless another hub changed the board
+                // since. Every hub decides alike (`recentChangers` is in the
+                // snapshot); when untrue, nobody answers and the proposing
+                // hub checks the intent again, superseding this entry's key.
+                let basedOn = entry.basedOn ?? 0
+                if shared.recentChangers.contains(where: { $0.hub != entry.hub && $0.offset > basedOn }) {
+                    if let mine, let proposal = shared.proposals.removeValue(forKey: mine) { retries.append((proposal, logEntry.offset)) }
+                    if let key = entry.key {
+                        shared.staleNoops[key] = logEntry.offset
+                        if shared.staleNoops.count > 4 * core.limits.rememberedKeysPerBoard { shared.staleNoops.removeAll() }
+                        // Resends here that waited for this entry append themselves instead.
+                        for (number, proposal) in shared.proposals where proposal.awaitsKey && proposal.key == key {
+                            core.resubmit(number, proposal, in: self, superseding: logEntry.offset)
+                        }
+                    }
+                } else {
+                    answer = .ack(version: version, members: Kind.ackMembers(for: nil))
+                }
             }
+            if version != versionBefore { shared.noteChange(by: entry.hub, at: logEntry.offset) }
+            var replies: [HubAction] = []
             if let key = entry.key, let answer {
+                shared.staleNoops[key] = nil
                 for waiter in keys.answer(key, with: answer) {
-                    afterReplies.append(.send(connection: waiter.connection, frame: answer.frame(ref: waiter.ref)))
+                    replies.append(.send(connection: waiter.connection, frame: answer.frame(ref: waiter.ref)))
+                }
+                for (number, proposal) in shared.proposals where proposal.awaitsKey && proposal.key == key {
+                    shared.proposals[number] = nil
+                    replies.append(.send(connection: proposal.connection, frame: answer.frame(ref: proposal.ref)))
                 }
                 shared.answersSinceFold.append((logEntry.offset, key, answer))
                 if shared.answersSinceFold.count > 4 * core.limits.rememberedKeysPerBoard {
@@ -227,12 +264,15 @@ extension KindRoom {
                 let frame = reply.map { Self.withRef($0, proposal.ref) } ?? answer?.frame(ref: proposal.ref)
                 if proposal.confirmed || frame == nil {
                     shared.proposals[mine] = nil
-                    if let frame, !proposal.isOpening { afterReplies.append(.send(connection: proposal.connection, frame: frame)) }
+                    if let frame, !proposal.isOpening { replies.append(.send(connection: proposal.connection, frame: frame)) }
                 } else {
                     proposal.reply = frame
                     shared.proposals[mine] = proposal
                 }
             }
+            actions += relays
+            actions += replies
+            actions += notices
             if replica.checkpoint.frontier != shared.frontier {
                 // The engine compacted, alike on every hub: forget idle
                 // replicas alike too (nothing local decides), and hand replica
@@ -241,7 +281,7 @@ extension KindRoom {
                 core.counters.replicasForgotten += UInt64(replica.forgetReplicas(beyond: core.limits.maxReplicasPerBoard, keeping: []))
                 durableCheckpoint = replica.checkpoint
                 if !replicaMembers.isEmpty, let frame = try? HubMessage.checkpoint(replica.checkpoint, board: address.name, version: version) {
-                    afterReplies.append(.relay(frame: frame, to: Array(replicaMembers)))
+                    actions.append(.relay(frame: frame, to: Array(replicaMembers)))
                 }
             }
         }
@@ -250,16 +290,34 @@ extension KindRoom {
         durableCheckpoint = replica.checkpoint
         durableVersion = version
         core.markForPublish(self)
-        actions += afterReplies
+        actions += retriesNow(retries, core: &core)
         if shared.applied >= shared.foldOffered + core.sharedFoldEvery { offerFold(core: &core) }
         return true
+    }
+
+    /// Intents judged "nothing to change" on a view another hub's change
+    /// made untrue: checked again against the board as it is now.
+    private func retriesNow(_ retries: [(PendingProposal, UInt64)], core: inout HubCore) -> [HubAction] {
+        var out: [HubAction] = []
+        for (proposal, offset) in retries {
+            guard let intent = proposal.intent as? Kind.Intent, members[proposal.connection] != nil else {
+                if let key = proposal.key { _ = keys.abandon(key) }
+                continue
+            }
+            core.counters.noopsChecked += 1
+            proposeIntent(intent, ref: proposal.ref, key: proposal.key, by: proposal.connection, core: &core, actions: &out,
+                          supersedes: proposal.key == nil ? nil : offset)
+        }
+        return out
     }
 
     /// Offers the log a snapshot at the offset applied now (R9); the log
     /// takes one hub's at a time and drops the entries before it.
     private func offerFold(core: inout HubCore) {
         shared.foldOffered = shared.applied
-        let snapshot = SharedSnapshot<Kind>(offset: shared.applied, version: version, replica: replica.image)
+        let snapshot = SharedSnapshot<Kind>(offset: shared.applied, version: version, replica: replica.image,
+                                            recentChangers: shared.recentChangers.map { [$0.hub, String($0.offset)] },
+                                            staleNoops: shared.staleNoops.map { [$0.key, String($0.value)] })
         let answers = shared.answersSinceFold.map { (key: "k:" + $0.key, answer: KeyedAnswerText.encode($0.answer)) }
         shared.answersSinceFold.removeAll()
         core.fold(SharedFold(board: name, logName: logName, offset: shared.applied, encode: {
@@ -287,5 +345,22 @@ extension KindRoom {
             throw StoreError(description: "the snapshot of \(logName) in the shared log is inconsistent (offset \(snapshot.offset), log says \(board.snapshotOffset))")
         }
         return (replica, snapshot.version)
+    }
+
+    /// Who changed the board last and which keys' last use was a stale
+    /// no-op, as the snapshot recorded them.
+    static func sharedBookkeeping(in board: SharedBoard) -> (recentChangers: [(hub: String, offset: UInt64)], staleNoops: [String: UInt64]) {
+        guard let text = board.snapshot, let snapshot = try? JSONDecoder().decode(SharedSnapshot<Kind>.self, from: Data(text.utf8)) else {
+            return ([], [:])
+        }
+        let changers: [(hub: String, offset: UInt64)] = (snapshot.recentChangers ?? []).compactMap { pair in
+            guard pair.count == 2, let offset = UInt64(pair[1]) else { return nil }
+            return (pair[0], offset)
+        }
+        var stale: [String: UInt64] = [:]
+        for pair in snapshot.staleNoops ?? [] where pair.count == 2 {
+            if let offset = UInt64(pair[1]) { stale[pair[0]] = offset }
+        }
+        return (changers, stale)
     }
 }

@@ -150,7 +150,11 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
                     carryOut(core.handle(.sequenced(board: board.key, entries: fresh.entries)))
                 }
                 if core.holds(board: board), fresh.snapshot == nil { return .some(nil) }
-                // This hub fell behind a fold: the board is loaded again.
+                // This hub fell behind a fold: its copy goes (its clients
+                // reconnect) and the board is loaded again.
+                var dropped: [HubAction] = []
+                core.reload(board: board.key, actions: &dropped)
+                carryOut(dropped)
                 return .some(StoredBoard(shared: try sharedLog.load(board.logName, after: 0)))
             }
             return .some(StoredBoard(shared: try sharedLog.load(board.logName, after: 0)))

@@ -6,13 +6,14 @@ import Testing
 
 /// A board's shared log as Redis keeps it, for the core alone: offsets,
 /// key deduplication (`@OFFSET`), nothing else. The real log is tested over
-/// real sockets (Tests/python/test_cluster.py).
+/// real sockets (Tests/python/test_cluster.py). Like the append script, a
+/// proposal may supersede the entry that used its key (a no-op checked again).
 struct LogDouble {
     var entries: [SharedLogEntry] = []
     var keys: [String: String] = [:]
 
     mutating func append(_ proposal: SharedProposal) -> SharedAppendResult {
-        if let key = proposal.key, let seen = keys[key] { return .duplicate(seen: seen) }
+        if let key = proposal.key, let seen = keys[key], seen != proposal.supersedes.map({ "@\($0)" }) { return .duplicate(seen: seen) }
         let offset = UInt64(entries.count + 1)
         entries.append(SharedLogEntry(offset: offset, body: Array(proposal.body.utf8)))
         if let key = proposal.key { keys[key] = "@\(offset)" }
@@ -202,5 +203,33 @@ struct SharedOrderTests {
         #expect(stateA["version"] as? Int == stateB["version"] as? Int)
         #expect((stateA["items"] as? [[String: Any]])?.count == 6)
         #expect(NSDictionary(dictionary: stateA).isEqual(to: stateB.merging(["clients": stateA["clients"] ?? 0]) { $1 }))
+    }
+
+    /// A select judged "already selected" on a hub that had not yet applied
+    /// another hub's reset is checked again at its place in the log: the
+    /// ack then describes a state where the letter is selected.
+    @Test func aNoOpMadeUntrueByAnotherHubIsCheckedAgain() {
+        var log = LogDouble()
+        var a = HubDouble(id: "a"), b = HubDouble(id: "b")
+        _ = a.join(1, "k", log: log)
+        _ = b.join(2, "k", log: log)
+        _ = a.frame(1, #"{"type":"select","letter":"J"}"#)
+        _ = a.flush(into: &log)
+        _ = a.follow("k", log: log)
+        _ = b.follow("k", log: log)
+        _ = a.frame(1, #"{"type":"reset"}"#)
+        _ = a.flush(into: &log)                      // b has not seen the reset
+        _ = b.frame(2, #"{"type":"select","letter":"J","ref":"j","key":"kj"}"#)
+        var answers = replies(b.flush(into: &log), to: 2)
+        answers += replies(b.follow("k", log: log), to: 2)   // stale no-op: proposed again
+        answers += replies(b.flush(into: &log), to: 2)
+        answers += replies(b.follow("k", log: log), to: 2)
+        #expect(answers.count == 1, "\(answers) log \(log.entries.map { String(decoding: $0.body, as: UTF8.self) }) keys \(log.keys)")
+        let version = answers.first?["version"] as? Int
+        #expect(answers.first?["type"] as? String == "ack" && answers.first?["ref"] as? String == "j")
+        #expect(b.state("k")?["order"] as? [String] == ["J"])
+        #expect(version == b.state("k")?["version"] as? Int)
+        _ = a.follow("k", log: log)
+        #expect(a.state("k")?["order"] as? [String] == ["J"])
     }
 }
