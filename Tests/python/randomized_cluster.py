@@ -981,10 +981,11 @@ def report_failure(run, cfg, summary, trace_dir):
     return "\n".join(lines)
 
 
-def check_seed(seed, steps=200, **overrides):
-    """For pytest: runs one seed; returns (config, summary, failure report or None)."""
+def check_seed(seed, steps=200, strict_acks=True, **overrides):
+    """For pytest: runs one seed (an ack contradicting its version's state is a
+    violation unless strict_acks=False); returns (config, summary, failure report or None)."""
     cfg, _ = draw_config(seed, steps, overrides)
-    run, summary = asyncio.run(run_seed(cfg))
+    run, summary = asyncio.run(run_seed(cfg, strict_acks=strict_acks))
     return cfg, summary, (report_failure(run, cfg, summary, tempfile.gettempdir()) if run.violations else None)
 
 

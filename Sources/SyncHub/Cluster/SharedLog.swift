@@ -109,20 +109,36 @@ final class SharedLog {
             throw RedisFailure(reason: .protocolError, message: "unexpected answer loading \(logName)")
         }
         let snapshot = parts[0].text
-        if UInt64(at) > offset, snapshot == nil {
+        let entries = SharedLogShard.entries(parts[4])
+        // The script answers the snapshot only when the entries after `offset` are gone.
+        let fromSnapshot = UInt64(at) > offset && (entries.first.map { $0.offset != offset + 1 } ?? true)
+        if fromSnapshot, snapshot == nil {
             throw RedisFailure(reason: .reply, message: "board \(logName): the log says a snapshot at \(at) but none is stored")
         }
-        return SharedBoard(snapshot: UInt64(at) > offset ? snapshot : nil, snapshotOffset: max(UInt64(at), offset),
-                           epoch: epoch, entries: SharedLogShard.entries(parts[4]))
+        return SharedBoard(snapshot: fromSnapshot ? snapshot : nil, snapshotOffset: fromSnapshot ? UInt64(at) : offset,
+                           epoch: epoch, entries: entries)
     }
 
     func start() { for shard in shards { shard.start() } }
     func stop() { for shard in shards { shard.stop() } }
 
     /// /metrics lines (R11): never a password (servers are shown without it).
-    func metricsText() -> String {
+    /// `counters`: the core's cluster counters.
+    func metricsText(counters: HubCounters) -> String {
         var out = ""
         func family(_ name: String, _ type: String, _ help: String) { out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n" }
+        for (name, help, value) in [
+            ("synchub_redis_proposals_total", "changes this hub proposed to boards' logs", counters.proposals),
+            ("synchub_redis_unavailable_total", "intents answered 'unavailable' (not confirmed by Redis in time, or refused by it)", counters.answeredUnavailable),
+            ("synchub_redis_proposals_timed_out_total", "proposals past --redis-timeout without confirmation", counters.proposalsTimedOut),
+            ("synchub_redis_reloads_total", "boards read again because this hub fell behind a fold of their log", counters.sharedGaps),
+            ("synchub_redis_history_lost_total", "boards dropped because Redis lost their history (epoch changed)", counters.sharedHistoryLost),
+            ("synchub_redis_entries_unreadable_total", "log entries no hub could read (skipped alike by every hub)", counters.sharedEntriesUnreadable),
+            ("synchub_redis_noops_rechecked_total", "no-op intents checked again because another hub's change came first", counters.noopsChecked),
+        ] {
+            family(name, "counter", help)
+            out += "\(name) \(value)\n"
+        }
         let all = shards.map { ($0.address.description, $0.currentStats) }
         family("synchub_redis_up", "gauge", "1 while the Redis server answers")
         for (server, stats) in all { out += "synchub_redis_up{server=\"\(server)\"} \(stats.up ? 1 : 0)\n" }

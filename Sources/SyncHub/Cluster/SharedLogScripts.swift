@@ -84,9 +84,9 @@ enum SharedLogScripts {
         return {'ok', ARGV[1]}
         """
 
-    /// Reads a board: the snapshot when `from` is behind it, and every entry
-    /// after max(from, snapshot), in one atomic step (a fold cannot slip in
-    /// between). KEYS meta log snap; ARGV from. Answers {snapshot|nil,
+    /// Reads a board: every entry after `from` while the stream still holds
+    /// them, else the snapshot and every entry after it, in one atomic step
+    /// (a fold cannot slip in between). KEYS meta log snap; ARGV from. Answers {snapshot|nil,
     /// snapshot-offset, epoch, top, entries}.
     static let load = """
         local at = tonumber(redis.call('HGET', KEYS[1], 'snap') or '0')
@@ -94,7 +94,8 @@ enum SharedLogScripts {
         local top = redis.call('HGET', KEYS[1], 'top') or '0'
         local from = tonumber(ARGV[1])
         local snap = false
-        if from < at then
+        if from < at and #redis.call('XRANGE', KEYS[2], (from + 1) .. '-0', (from + 1) .. '-0') == 0 then
+          -- The entries after `from` were trimmed: the snapshot, then what follows it.
           snap = redis.call('GET', KEYS[3]) or false
           from = at
         end

@@ -70,6 +70,12 @@ class BoardRoom {
         preconditionFailure("BoardRoom is abstract: KindRoom receives")
     }
 
+    /// Cluster mode: replaces the board with `log` as read again (this hub
+    /// fell behind a fold); false when it cannot be read.
+    func reloadShared(_ log: SharedBoard, core: inout HubCore, actions: inout [HubAction]) -> Bool {
+        preconditionFailure("BoardRoom is abstract: KindRoom reloads")
+    }
+
     /// Called once when the board is created in memory (see `KindRoom.open`).
     func open(core: inout HubCore) {}
 

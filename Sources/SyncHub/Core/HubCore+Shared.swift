@@ -63,10 +63,12 @@ extension HubCore {
     }
 
     /// Appends `proposal` again, superseding the stale no-op at `offset` that used its key.
-    mutating func resubmit(_ number: UInt64, _ proposal: PendingProposal, in room: BoardRoom, superseding offset: UInt64) {
+    mutating func resubmit(_ number: UInt64, _ proposal: PendingProposal, in room: BoardRoom, superseding offset: UInt64?) {
         var proposal = proposal
         proposal.deadline = now &+ sharedTimeout
         proposal.awaitsKey = false
+        proposal.confirmed = false
+        proposal.offset = nil
         room.shared.proposals[number] = proposal
         proposalBoards.insert(room.name)
         outboxProposals.append(SharedProposal(board: room.name, logName: room.logName, number: number, body: proposal.body,
@@ -108,6 +110,7 @@ extension HubCore {
                 if !proposal.isOpening { actions.append(.send(connection: proposal.connection, frame: reply)) }
             } else {
                 proposal.confirmed = true
+                proposal.offset = offset
                 room.shared.proposals[number] = proposal
             }
         case let .duplicate(seen):
@@ -152,7 +155,28 @@ extension HubCore {
     mutating func sequenced(board: String, entries: [SharedLogEntry], actions: inout [HubAction]) {
         guard let room = boards[board] else { return }
         if !room.applyShared(entries, core: &self, actions: &actions) {
+            // A fold trimmed the log past this hub: the shell reads the board
+            // again (`takeReloads`, `.reloaded`); its thin clients stay and see
+            // the newer state, its replica clients reconnect for a fresh sync
+            // (their relays would miss what was folded).
             counters.sharedGaps += 1
+            for connection in room.replicaMembers {
+                actions.append(.close(connection: connection, code: 1012, reason: "this hub fell behind the board's shared log; reconnect"))
+            }
+            reloads.insert(board)
+        }
+    }
+
+    /// Boards whose log this hub fell behind, to read again (snapshot and tail).
+    mutating func takeReloads() -> [String] {
+        defer { reloads.removeAll() }
+        return Array(reloads)
+    }
+
+    /// The shell read a board again after this hub fell behind its log.
+    mutating func reloaded(board: String, from log: SharedBoard, actions: inout [HubAction]) {
+        guard let room = boards[board] else { return }
+        if !room.reloadShared(log, core: &self, actions: &actions) {
             drop(room, code: 1012, reason: "this hub fell behind the board's shared log; reconnect", actions: &actions)
         }
     }
@@ -179,6 +203,11 @@ extension HubCore {
             }
             if room.shared.proposals.isEmpty { proposalBoards.remove(board) }
         }
+    }
+
+    /// Answers `proposal` `unavailable` (not known); the caller removed it.
+    mutating func answerUnavailable(_ proposal: PendingProposal, in room: BoardRoom, actions: inout [HubAction]) {
+        unavailable(proposal, in: room, actions: &actions)
     }
 
     private mutating func unavailable(_ proposal: PendingProposal, in room: BoardRoom, actions: inout [HubAction]) {

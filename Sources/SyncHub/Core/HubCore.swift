@@ -25,6 +25,8 @@ enum HubEvent {
     case sequenced(board: String, entries: [SharedLogEntry])
     /// Cluster mode: connections and names on the other hubs.
     case presence(board: String, clients: Int, names: [String])
+    /// Cluster mode: a board this hub fell behind, read again from its log.
+    case reloaded(board: String, SharedBoard)
 }
 
 /// What the shell must do.
@@ -76,6 +78,8 @@ struct HubCore {
     var outboxProposals: [SharedProposal] = []
     var outboxFolds: [SharedFold] = []
     var proposalBoards: Set<String> = []
+    /// Boards whose log this hub fell behind (`takeReloads`).
+    var reloads: Set<String> = []
 
     init(hubReplica: ReplicaID, limits: HubLimits, verifier: TokenVerifier? = nil, sequencing: Sequencing = .local) {
         self.hubReplica = hubReplica
@@ -151,6 +155,8 @@ struct HubCore {
             sequenced(board: board, entries: entries, actions: &actions)
         case let .presence(board, clients, names):
             presence(board: board, clients: clients, names: names)
+        case let .reloaded(board, log):
+            reloaded(board: board, from: log, actions: &actions)
         case let .storedKey(board, key, answer):
             if let answer {
                 boards[board]?.keys.remember(key, answer: answer)

@@ -325,6 +325,43 @@ extension KindRoom {
         }, answers: answers))
     }
 
+    /// The board read again after this hub fell behind a fold: the replica,
+    /// version and bookkeeping from the snapshot, then the entries after it.
+    /// Members, keys and proposals stay (a proposal whose entry was folded
+    /// meanwhile is answered `unavailable` at its deadline; a keyed resend
+    /// then finds the answer the fold wrote down).
+    func reloadSharedBoard(_ log: SharedBoard, core: inout HubCore, actions: inout [HubAction]) -> Bool {
+        guard log.snapshotOffset >= shared.applied || log.snapshot == nil,
+              let (fresh, freshVersion) = try? Self.sharedReplica(log, logName: logName, limits: core.limits) else { return false }
+        if log.snapshot != nil {
+            replica = fresh
+            version = freshVersion
+            shared.applied = log.snapshotOffset
+            shared.foldOffered = log.snapshotOffset
+            shared.frontier = fresh.checkpoint.frontier
+            (shared.recentChangers, shared.staleNoops) = Self.sharedBookkeeping(in: log)
+            shared.answersSinceFold.removeAll()
+            speculation = Speculation()
+            durableState = replica.state
+            durableCheckpoint = replica.checkpoint
+            durableVersion = version
+            core.markForPublish(self)
+            // Proposals whose entries the snapshot folded: a keyed one asks
+            // the log again (the fold wrote its answer down), an unkeyed one
+            // is not known any more.
+            for (number, proposal) in shared.proposals {
+                guard let offset = proposal.offset, offset <= log.snapshotOffset else { continue }
+                if proposal.key != nil, !proposal.isOpening {
+                    core.resubmit(number, proposal, in: self, superseding: nil)
+                } else {
+                    shared.proposals[number] = nil
+                    core.answerUnavailable(proposal, in: self, actions: &actions)
+                }
+            }
+        }
+        return applySharedEntries(log.entries, core: &core, actions: &actions)
+    }
+
     /// Puts the proposal's `ref` into a reply made before it was known.
     static func withRef(_ frame: String, _ ref: String?) -> String {
         guard let ref, frame.hasPrefix("{") else { return frame }

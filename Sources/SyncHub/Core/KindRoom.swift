@@ -78,6 +78,10 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
         applySharedEntries(entries, core: &core, actions: &actions)
     }
 
+    override func reloadShared(_ log: SharedBoard, core: inout HubCore, actions: inout [HubAction]) -> Bool {
+        reloadSharedBoard(log, core: &core, actions: &actions)
+    }
+
     override func open(core: inout HubCore) {
         if core.isShared { proposeOpening(core: &core) } else { performOpening(core: &core) }
     }

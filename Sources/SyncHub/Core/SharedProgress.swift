@@ -50,6 +50,8 @@ struct PendingProposal {
     var isOpening = false
     /// The log confirmed the append (and, with --redis-wait, its replicas).
     var confirmed = false
+    /// Where the log put it, once confirmed.
+    var offset: UInt64?
     /// The answer, known once the entry was applied; sent once confirmed too.
     var reply: String?
     /// A no-op's intent (`Kind.Intent`), checked again when another hub's

@@ -148,13 +148,12 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
                 let fresh = try sharedLog.load(board.logName, after: room.shared.applied)
                 if fresh.snapshot == nil {
                     carryOut(core.handle(.sequenced(board: board.key, entries: fresh.entries)))
+                } else {
+                    carryOut(core.handle(.reloaded(board: board.key, fresh)))
                 }
-                if core.holds(board: board), fresh.snapshot == nil { return .some(nil) }
-                // This hub fell behind a fold: its copy goes (its clients
-                // reconnect) and the board is loaded again.
-                var dropped: [HubAction] = []
-                core.reload(board: board.key, actions: &dropped)
-                carryOut(dropped)
+                reloadBehind()
+                if core.holds(board: board) { return .some(nil) }
+                // Dropped while reading (the log lost its history): loaded afresh.
                 return .some(StoredBoard(shared: try sharedLog.load(board.logName, after: 0)))
             }
             return .some(StoredBoard(shared: try sharedLog.load(board.logName, after: 0)))
@@ -166,9 +165,35 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         }
     }
 
-    /// Cluster mode: the shard follower reads `board`'s log from what this hub applied.
+    /// Cluster mode: boards this hub fell behind are read again (on the
+    /// service thread, bounded by --redis-timeout); one that cannot be read
+    /// is dropped, its clients reconnect.
+    private func reloadBehind() {
+        guard let sharedLog else { return }
+        for key in core.takeReloads() {
+            let board = BoardAddress(key: key)
+            do throws(RedisFailure) {
+                let log = try sharedLog.load(board.logName, after: core.boards[key]?.shared.applied ?? 0)
+                carryOut(core.handle(.reloaded(board: key, log)))
+                logger.notice("read a board's log again", metadata: [
+                    "board": "\(board)", "snapshot": "\(log.snapshot == nil ? "none" : "at \(log.snapshotOffset)")",
+                    "entries": "\(log.entries.first?.offset ?? 0)...\(log.entries.last?.offset ?? 0)",
+                    "applied": "\(core.boards[key]?.shared.applied ?? 0)"])
+            } catch {
+                logger.error("cannot read a board again from redis", metadata: ["board": "\(board)", "error": "\(error.message)"])
+                var dropped: [HubAction] = []
+                core.reload(board: key, actions: &dropped)
+                carryOut(dropped)
+            }
+            followHeld(board)
+        }
+    }
+
+    /// Cluster mode: the shard follower reads `board`'s log from what this
+    /// hub applied. Set again on every join: a board loaded afresh (after a
+    /// gap) starts from its snapshot, and entries read twice are skipped by offset.
     private func followHeld(_ board: BoardAddress) {
-        guard let sharedLog, let room = core.boards[board.key], followed[room.logName] == nil else { return }
+        guard let sharedLog, let room = core.boards[board.key] else { return }
         followed[room.logName] = board.key
         sharedLog.shard(of: room.logName).follow(room.logName, board: board.key, after: room.shared.applied)
     }
@@ -218,8 +243,9 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
                 return
             }
         }
+        let waited = sharedLog != nil && core.awaitingBoard(connection: connection.id) != nil
         carryOut(core.handle(.frame(connection: connection.id, parsed)))
-        if sharedLog != nil, let board = core.boardOf[connection.id] { followHeld(BoardAddress(key: board)) }
+        if waited, let board = core.boardOf[connection.id] { followHeld(BoardAddress(key: board)) }
     }
 
     func closed(_ connection: ServerConnection) {
@@ -250,7 +276,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             }
             var body = metrics.render(counters: core.counters, stats: server.stats, gate: gate,
                                       connectionCount: server.connections.count, boardCount: core.boards.count)
-            if let sharedLog { body += Array(sharedLog.metricsText().utf8) }
+            if let sharedLog { body += Array(sharedLog.metricsText(counters: core.counters).utf8) }
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: body)
         default:
             if case let .success(address) = BoardAddress.parse(path: bare), let kind = HostedKinds.kind(named: address.kind),
@@ -339,11 +365,19 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
                         case let .appended(board, number, result):
                             carryOut(core.handle(.appended(board: board, number: number, result: result)))
                         case let .entries(board, entries):
+                            logger.trace("log entries", metadata: ["board": "\(board)", "first": "\(entries.first?.offset ?? 0)",
+                                                                   "last": "\(entries.last?.offset ?? 0)", "applied": "\(core.boards[board]?.shared.applied ?? 0)",
+                                                                   "held": "\(core.boards[board] != nil)"])
+                            if let first = entries.first, let applied = core.boards[board]?.shared.applied, first.offset > applied + 1 {
+                                logger.notice("this hub fell behind a board's log; reading it again",
+                                              metadata: ["board": "\(board)", "applied": "\(applied)", "next": "\(first.offset)"])
+                            }
                             carryOut(core.handle(.sequenced(board: board, entries: entries)))
                         case let .presence(board, clients, names):
                             carryOut(core.handle(.presence(board: board, clients: clients, names: names)))
                         }
                     }
+                    reloadBehind()
                     carryOut(core.publishChanged())
                 }
             }

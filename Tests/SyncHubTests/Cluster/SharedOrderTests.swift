@@ -157,17 +157,30 @@ struct SharedOrderTests {
         #expect(a.state("k")?["order"] as? [String] == ["Z"])
     }
 
-    /// A log that does not follow what the hub applied (trimmed past it)
-    /// drops the board: its clients reconnect and load it again.
-    @Test func aGapDropsTheBoard() {
+    /// A log that does not follow what the hub applied (a fold trimmed it
+    /// past this hub): the board is read again in place; its thin clients
+    /// stay and see the newer state, with no version going back.
+    @Test func aGapReloadsTheBoardInPlace() throws {
         var log = LogDouble()
-        var a = HubDouble(id: "a")
+        var a = HubDouble(id: "a", foldEvery: 3), b = HubDouble(id: "b")
         _ = a.join(1, "k", log: log)
-        let gap = [SharedLogEntry(offset: 5, body: Array(#"{"h":"x","n":1,"z":true}"#.utf8))]
-        let actions = a.core.handle(.sequenced(board: "k", entries: gap))
-        #expect(actions.contains(.close(connection: 1, code: 1012, reason: "this hub fell behind the board's shared log; reconnect")))
-        #expect(!a.core.holds(board: BoardAddress(key: "k")))
-        _ = log
+        _ = b.join(2, "k", log: log)
+        for letter in ["A", "B", "C", "D"] {
+            _ = a.frame(1, #"{"type":"select","letter":"\#(letter)"}"#)
+            _ = a.flush(into: &log)
+            _ = a.follow("k", log: log)
+        }
+        let fold = try #require(a.folds.first)
+        // b missed entries 1-3 (trimmed); it hears of entry 4 first.
+        let actions = b.core.handle(.sequenced(board: "k", entries: [log.entries[3]]))
+        #expect(!actions.contains { if case .close = $0 { return true } else { return false } })
+        #expect(b.core.takeReloads() == ["k"])
+        let snapshot = try fold.encode()
+        let rest = Array(log.entries.dropFirst(Int(fold.offset)))
+        _ = b.core.handle(.reloaded(board: "k", SharedBoard(snapshot: snapshot, snapshotOffset: fold.offset, epoch: "e1", entries: rest)))
+        #expect(b.core.holds(board: BoardAddress(key: "k")))
+        #expect(b.state("k")?["order"] as? [String] == ["A", "B", "C", "D"])
+        #expect(b.state("k")?["version"] as? Int == a.state("k")?["version"] as? Int)
     }
 
     /// R4: clients on other hubs count in `clients` and `names`.
