@@ -160,9 +160,6 @@ extension HubCore {
             // the newer state, its replica clients reconnect for a fresh sync
             // (their relays would miss what was folded).
             counters.sharedGaps += 1
-            for connection in room.replicaMembers {
-                actions.append(.close(connection: connection, code: 1012, reason: "this hub fell behind the board's shared log; reconnect"))
-            }
             reloads.insert(board)
         }
     }
@@ -176,6 +173,12 @@ extension HubCore {
     /// The shell read a board again after this hub fell behind its log.
     mutating func reloaded(board: String, from log: SharedBoard, actions: inout [HubAction]) {
         guard let room = boards[board] else { return }
+        if log.snapshot != nil {
+            // Relays skipped what the snapshot folded: replica clients sync again.
+            for connection in room.replicaMembers {
+                actions.append(.close(connection: connection, code: 1012, reason: "this hub fell behind the board's shared log; reconnect"))
+            }
+        }
         if !room.reloadShared(log, core: &self, actions: &actions) {
             drop(room, code: 1012, reason: "this hub fell behind the board's shared log; reconnect", actions: &actions)
         }
