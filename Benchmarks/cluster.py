@@ -14,8 +14,9 @@ on this noisy 2-core machine falls on all alike; the tables give medians with
 min-max and ratios taken per repetition (median of the per-repetition ratios).
 
  1. visibility at 2,000 changes/s, 50 clients on one board: 2 hubs on one Redis
-    (AOF everysec; the tool splits same-hub and cross-hub visibility), one hub
-    on Redis, one hub --in-memory, one hub --data (--sync full);
+    (AOF everysec; the tool splits same-hub and cross-hub visibility), the same
+    with --kept-operations 100000 (no fold during the run: what folds add to
+    the tail), one hub on Redis, one hub --in-memory, one hub --data (--sync full);
  2. acknowledged ops/s of one board, saturated (50 clients, 256 in flight):
     2 hubs on Redis (everysec, always), 1 hub on Redis (everysec), 1 hub on
     SQLite --sync full, 1 hub in memory; Redis CPU per acknowledged operation;
@@ -28,7 +29,10 @@ min-max and ratios taken per repetition (median of the per-repetition ratios).
 Redis CPU is utime+stime of the redis-server process from /proc/PID/stat,
 read before and after each bench call; operations per call are the boards'
 log offsets in Redis (`sh:{letters/NAME}:meta` field `top`), so both cover the
-same interval. Raw results: Benchmarks/results/cluster-latest.json.
+same interval. Raw results: Benchmarks/results/cluster-latest.json (a run
+with --only replaces its figures there and keeps the others). About 12
+minutes for everything. Method and figures: BENCHMARKS.md, "Cluster mode on
+Redis (issue 18)".
 """
 import argparse, json, os, pathlib, signal, socket, statistics, subprocess, tempfile, time, urllib.request
 
@@ -301,7 +305,9 @@ def row(*cells):
 def figure1(results):
     print(f"\n### 1. Visibility at 2,000 changes/s, 50 clients on one board ({ARGS.reps} repetitions)\n", flush=True)
     d = ["--clients", 50, "--rate", 2000, "--duration", ARGS.seconds, "--warmup", 1]
+    nofold = "2 hubs on Redis, --kept-operations 100000 (no fold in the run)"
     configs = [("2 hubs on Redis", dict(hubs=2)),
+               (nofold, dict(hubs=2, extra=["--kept-operations", 100000])),
                ("1 hub on Redis", dict(hubs=1)),
                ("1 hub --in-memory", dict(hubs=1, kind="memory")),
                ("1 hub --data --sync full", dict(hubs=1, kind="durable"))]
@@ -315,9 +321,12 @@ def figure1(results):
         fmt(med(two, ("visibilitySameHubMillis", "p99"))), "", "", "", "", "")
     row("2 hubs on Redis: cross hub", fmt(med(two, ("visibilityCrossHubMillis", "p50"))),
         fmt(med(two, ("visibilityCrossHubMillis", "p99"))), "", "", "", "", "")
+    for side in ("Same", "Cross"):
+        row(f"{nofold}: {side.lower()} hub", fmt(med(res[nofold], (f"visibility{side}HubMillis", "p50"))),
+            fmt(med(res[nofold], (f"visibility{side}HubMillis", "p99"))), "", "", "", "", "")
     for label, _ in configs:
         rs = res[label]
-        row(label + (" (all)" if label.startswith("2") else ""), fmt(med(rs, ("visibilityMillis", "p50"))),
+        row(label + (": all" if label.startswith("2") else ""), fmt(med(rs, ("visibilityMillis", "p50"))),
             fmt(med(rs, ("visibilityMillis", "p99"))), fmt(med(rs, ("visibilityAtEveryClientMillis", "p99"))),
             fmt(med(rs, ("ackMillis", "p99"))), fmt(med(rs, ("hubCPUPercent",)), 0),
             fmt(med(rs, ("redis", "cpuPercent")), 0) if "redis" in rs[0] else "-", all(r["converged"] for r in rs))
@@ -326,7 +335,8 @@ def figure1(results):
     row("---", "---")
     row("cross-hub p99 - same-hub p99, ms (goal <= 1)", fmt(_cross_minus_same(two)))
     row("cross-hub p99 / same-hub p99", fmt(_cross_over_same(two)))
-    for label in ("1 hub --in-memory", "1 hub --data --sync full", "1 hub on Redis"):
+    row("the same without folds: cross-hub p99 - same-hub p99, ms", fmt(_cross_minus_same(res[nofold])))
+    for label in ("1 hub --in-memory", "1 hub --data --sync full", "1 hub on Redis", nofold):
         row(f"2 hubs on Redis p99 at every client / {label}",
             fmt(ratio(two, res[label], ("visibilityAtEveryClientMillis", "p99"))))
 
@@ -525,8 +535,11 @@ def main():
     p.add_argument("--only", default="1,2,3,4")
     p.add_argument("--out", type=pathlib.Path, default=ROOT / "Benchmarks" / "results" / "cluster-latest.json")
     ARGS = p.parse_args()
-    results = {"machine": machine(), "args": {k: str(v) for k, v in vars(ARGS).items()},
-               "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
+    run = {"machine": machine(), "args": {k: str(v) for k, v in vars(ARGS).items()},
+           "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
+    # A partial run (--only) replaces its figures in an existing results file and keeps the others.
+    results = json.loads(ARGS.out.read_text()) if ARGS.only != "1,2,3,4" and ARGS.out.exists() else {}
+    results.setdefault("runs", []).append(run)
     steps = {"1": figure1, "2": figure2, "3": figure3, "4": figure4}
     try:
         for k in ARGS.only.split(","):

@@ -134,7 +134,6 @@ final class SharedLog {
             ("synchub_redis_reloads_total", "boards read again because this hub fell behind a fold of their log", counters.sharedGaps),
             ("synchub_redis_history_lost_total", "boards dropped because Redis lost their history (epoch changed)", counters.sharedHistoryLost),
             ("synchub_redis_entries_unreadable_total", "log entries no hub could read (skipped alike by every hub)", counters.sharedEntriesUnreadable),
-            ("synchub_redis_noops_rechecked_total", "no-op intents checked again because another hub's change came first", counters.noopsChecked),
         ] {
             family(name, "counter", help)
             out += "\(name) \(value)\n"

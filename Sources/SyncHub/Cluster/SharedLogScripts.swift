@@ -21,8 +21,7 @@ enum SharedLogScripts {
     /// Appends one entry: deduplicates by key (answers `dup` and what the
     /// key holds), checks the replica's owner, takes the next offset, XADDs
     /// under it, remembers the key. KEYS meta log keys keyorder owners;
-    /// ARGV entry key replica sub new-epoch supersedes (an offset whose use
-    /// of the key this entry replaces, or ''). Answers {status, value, epoch}.
+    /// ARGV entry key replica sub new-epoch. Answers {status, value, epoch}.
     static let append = """
         local epoch = redis.call('HGET', KEYS[1], 'epoch')
         if not epoch then
@@ -31,7 +30,7 @@ enum SharedLogScripts {
         end
         if ARGV[2] ~= '' then
           local seen = redis.call('HGET', KEYS[3], ARGV[2])
-          if seen and not (ARGV[6] ~= '' and seen == '@' .. ARGV[6]) then return {'dup', seen, epoch} end
+          if seen then return {'dup', seen, epoch} end
         end
         if ARGV[3] ~= '' then
           local owner = redis.call('HGET', KEYS[5], ARGV[3])

@@ -239,7 +239,7 @@ final class SharedLogShard: @unchecked Sendable {
             let head = evalText ? ["EVAL", SharedLogScripts.append] : ["EVALSHA", hashes.append]
             return head + ["5", keys.meta, keys.log, keys.keys, keys.keyOrder, keys.owners,
                            proposal.body, proposal.key ?? "", proposal.owner.map { String($0.replica.rawValue) } ?? "",
-                           proposal.owner?.sub ?? "", Self.newEpoch(), proposal.supersedes.map { String($0) } ?? ""]
+                           proposal.owner?.sub ?? "", Self.newEpoch()]
         case let .fold(fold):
             let keys = SharedLogScripts.BoardKeys(logName: fold.logName)
             let snapshot: String

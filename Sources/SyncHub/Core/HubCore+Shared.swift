@@ -30,7 +30,7 @@ extension HubCore {
     /// is confirmed and applied (or `unavailable` at its deadline).
     /// `logKey`: the key the log deduplicates by (a client's key is `k:KEY`).
     mutating func propose<Change>(_ entry: SharedEntry<Change>, in room: BoardRoom, owner: (replica: ReplicaID, sub: String)? = nil,
-                                  logKey: String? = nil, supersedes: UInt64? = nil, waiting: PendingProposal, actions: inout [HubAction]) {
+                                  logKey: String? = nil, waiting: PendingProposal, actions: inout [HubAction]) {
         nextProposal += 1
         var entry = entry
         entry.number = nextProposal
@@ -58,12 +58,13 @@ extension HubCore {
         room.shared.proposals[nextProposal] = waiting
         proposalBoards.insert(room.name)
         outboxProposals.append(SharedProposal(board: room.name, logName: room.logName, number: nextProposal, body: body,
-                                              key: waiting.logKey, owner: owner, supersedes: supersedes))
+                                              key: waiting.logKey, owner: owner))
         counters.proposals += 1
     }
 
-    /// Appends `proposal` again, superseding the stale no-op at `offset` that used its key.
-    mutating func resubmit(_ number: UInt64, _ proposal: PendingProposal, in room: BoardRoom, superseding offset: UInt64?) {
+    /// Appends `proposal` again (its entry was folded before this hub
+    /// applied it): a keyed one learns its answer from the log (`dup`).
+    mutating func resubmit(_ number: UInt64, _ proposal: PendingProposal, in room: BoardRoom) {
         var proposal = proposal
         proposal.deadline = now &+ sharedTimeout
         proposal.awaitsKey = false
@@ -72,7 +73,7 @@ extension HubCore {
         room.shared.proposals[number] = proposal
         proposalBoards.insert(room.name)
         outboxProposals.append(SharedProposal(board: room.name, logName: room.logName, number: number, body: proposal.body,
-                                              key: proposal.logKey, owner: proposal.owner, supersedes: offset))
+                                              key: proposal.logKey, owner: proposal.owner))
     }
 
     mutating func fold(_ fold: SharedFold) {
@@ -129,9 +130,6 @@ extension HubCore {
                     actions.append(.send(connection: waiter.connection, frame: answer.frame(ref: waiter.ref)))
                 }
                 actions.append(.send(connection: proposal.connection, frame: answer.frame(ref: proposal.ref)))
-            } else if let offset, room.shared.staleNoops[key] == offset {
-                // Its first use had no effect and no answer: this one replaces it.
-                resubmit(number, proposal, in: room, superseding: offset)
             } else if let offset, offset > room.shared.applied {
                 // Its first use is in the log ahead of this hub: answered when applied.
                 proposal.awaitsKey = true

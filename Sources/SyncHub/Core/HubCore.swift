@@ -365,8 +365,6 @@ struct HubCounters: Equatable {
     var sharedEntriesUnreadable: UInt64 = 0
     var sharedGaps: UInt64 = 0
     var sharedHistoryLost: UInt64 = 0
-    /// No-ops another hub's change made untrue, checked again.
-    var noopsChecked: UInt64 = 0
     /// Tokens accepted; refused (401/4401); changes or boards forbidden
     /// (403/4403, `forbidden`); connections closed at their token's expiry.
     var authAccepted: UInt64 = 0

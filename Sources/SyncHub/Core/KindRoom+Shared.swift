@@ -12,8 +12,8 @@ extension KindRoom {
 
     /// A thin client's intent on a shared board.
     func proposeIntent(_ intent: Kind.Intent, ref: String?, key: String?, by connection: UInt64, core: inout HubCore,
-                       actions: inout [HubAction], supersedes: UInt64? = nil) {
-        if let key, supersedes == nil {
+                       actions: inout [HubAction]) {
+        if let key {
             switch keys[key] {
             case let .answered(answer)?:
                 core.counters.keyedResends += 1
@@ -38,13 +38,23 @@ extension KindRoom {
                 entry.change = change
                 let number = core.nextProposal + 1
                 speculate(change, by: author, number: number)
+            } else if let change = try Kind.prepare(intent, by: author, in: replica.state) {
+                // Nothing to change only because of this hub's own changes in
+                // flight: whether those take effect is the log's to say, so
+                // this change goes too and is applied (or found unchanged)
+                // at its place.
+                entry.change = change
+                speculate(change, by: author, number: core.nextProposal + 1)
+            } else if key == nil {
+                // Nothing to change on the state shown at `durableVersion`:
+                // acknowledged with that version, under which it holds.
+                actions.append(.send(connection: connection, frame: HubMessage.ack(ref: ref, version: durableVersion,
+                                                                                    members: Kind.ackMembers(for: nil))))
+                return
             } else {
-                // Nothing to change as this hub sees the board; another hub's
-                // change ordered before it may make that untrue, so it goes
-                // through the log too and is answered at its place (or checked
-                // again there, see `applySharedEntries`).
+                // The same, recorded in the log so a resend anywhere gets it.
                 entry.noop = true
-                entry.basedOn = shared.applied
+                entry.basedOn = durableVersion
             }
         } catch {
             core.counters.operationsRefused += 1
@@ -54,9 +64,8 @@ extension KindRoom {
             }
             entry.refusal = [error.code, error.message]
         }
-        var waiting = PendingProposal(connection: connection, ref: ref, deadline: 0, key: key)
-        if entry.noop == true { waiting.intent = intent }
-        core.propose(entry, in: self, supersedes: supersedes, waiting: waiting, actions: &actions)
+        core.propose(entry, in: self, waiting: PendingProposal(connection: connection, ref: ref, deadline: 0, key: key),
+                     actions: &actions)
     }
 
     /// A replica client's operations on a shared board: checked here (its
@@ -141,12 +150,8 @@ extension KindRoom {
     func applySharedEntries(_ entries: [SharedLogEntry], core: inout HubCore, actions: inout [HubAction]) -> Bool {
         let decoder = JSONDecoder()
         var changed = false
-        var retries: [(PendingProposal, UInt64)] = []
         for logEntry in entries where logEntry.offset > shared.applied {
-            guard logEntry.offset == shared.applied + 1 else {
-                actions += retriesNow(retries, core: &core)
-                return false
-            }
+            guard logEntry.offset == shared.applied + 1 else { return false }
             shared.applied = logEntry.offset
             changed = true
             let entry: Entry
@@ -171,7 +176,6 @@ extension KindRoom {
             var notices: [HubAction] = []
             var answer: KeyedAnswer?
             var reply: String?
-            let versionBefore = version
             if let change = entry.change {
                 let author = entry.author ?? ""
                 let upcoming = Op(id: OperationID(replica: replica.id, seq: replica.nextSeq), lamport: replica.clock + 1,
@@ -224,30 +228,12 @@ extension KindRoom {
             } else if let refusal = entry.refusal, refusal.count == 2 {
                 answer = .rejected(code: refusal[0], message: refusal[1])
             } else if entry.noop == true {
-                // Judged "nothing to change" on the proposing hub's view at
-                // `basedOn`: true here unless another hub changed the board
-                // since. Every hub decides alike (`recentChangers` is in the
-                // snapshot); when untrue, nobody answers and the proposing
-                // hub checks the intent again, superseding this entry's key.
-                let basedOn = entry.basedOn ?? 0
-                if shared.recentChangers.contains(where: { $0.hub != entry.hub && $0.offset > basedOn }) {
-                    if let mine, let proposal = shared.proposals.removeValue(forKey: mine) { retries.append((proposal, logEntry.offset)) }
-                    if let key = entry.key {
-                        shared.staleNoops[key] = logEntry.offset
-                        if shared.staleNoops.count > 4 * core.limits.rememberedKeysPerBoard { shared.staleNoops.removeAll() }
-                        // Resends here that waited for this entry append themselves instead.
-                        for (number, proposal) in shared.proposals where proposal.awaitsKey && proposal.key == key {
-                            core.resubmit(number, proposal, in: self, superseding: logEntry.offset)
-                        }
-                    }
-                } else {
-                    answer = .ack(version: version, members: Kind.ackMembers(for: nil))
-                }
+                // Nothing to change on the proposing hub's state at version
+                // `basedOn`: acknowledged with that version, under which it holds.
+                answer = .ack(version: entry.basedOn ?? version, members: Kind.ackMembers(for: nil))
             }
-            if version != versionBefore { shared.noteChange(by: entry.hub, at: logEntry.offset) }
             var replies: [HubAction] = []
             if let key = entry.key, let answer {
-                shared.staleNoops[key] = nil
                 for waiter in keys.answer(key, with: answer) {
                     replies.append(.send(connection: waiter.connection, frame: answer.frame(ref: waiter.ref)))
                 }
@@ -290,34 +276,15 @@ extension KindRoom {
         durableCheckpoint = replica.checkpoint
         durableVersion = version
         core.markForPublish(self)
-        actions += retriesNow(retries, core: &core)
         if shared.applied >= shared.foldOffered + core.sharedFoldEvery { offerFold(core: &core) }
         return true
-    }
-
-    /// Intents judged "nothing to change" on a view another hub's change
-    /// made untrue: checked again against the board as it is now.
-    private func retriesNow(_ retries: [(PendingProposal, UInt64)], core: inout HubCore) -> [HubAction] {
-        var out: [HubAction] = []
-        for (proposal, offset) in retries {
-            guard let intent = proposal.intent as? Kind.Intent, members[proposal.connection] != nil else {
-                if let key = proposal.key { _ = keys.abandon(key) }
-                continue
-            }
-            core.counters.noopsChecked += 1
-            proposeIntent(intent, ref: proposal.ref, key: proposal.key, by: proposal.connection, core: &core, actions: &out,
-                          supersedes: proposal.key == nil ? nil : offset)
-        }
-        return out
     }
 
     /// Offers the log a snapshot at the offset applied now (R9); the log
     /// takes one hub's at a time and drops the entries before it.
     private func offerFold(core: inout HubCore) {
         shared.foldOffered = shared.applied
-        let snapshot = SharedSnapshot<Kind>(offset: shared.applied, version: version, replica: replica.image,
-                                            recentChangers: shared.recentChangers.map { [$0.hub, String($0.offset)] },
-                                            staleNoops: shared.staleNoops.map { [$0.key, String($0.value)] })
+        let snapshot = SharedSnapshot<Kind>(offset: shared.applied, version: version, replica: replica.image)
         let answers = shared.answersSinceFold.map { (key: "k:" + $0.key, answer: KeyedAnswerText.encode($0.answer)) }
         shared.answersSinceFold.removeAll()
         core.fold(SharedFold(board: name, logName: logName, offset: shared.applied, encode: {
@@ -339,7 +306,6 @@ extension KindRoom {
             shared.applied = log.snapshotOffset
             shared.foldOffered = log.snapshotOffset
             shared.frontier = fresh.checkpoint.frontier
-            (shared.recentChangers, shared.staleNoops) = Self.sharedBookkeeping(in: log)
             shared.answersSinceFold.removeAll()
             speculation = Speculation()
             durableState = replica.state
@@ -352,7 +318,7 @@ extension KindRoom {
             for (number, proposal) in shared.proposals {
                 guard let offset = proposal.offset, offset <= log.snapshotOffset else { continue }
                 if proposal.key != nil, !proposal.isOpening {
-                    core.resubmit(number, proposal, in: self, superseding: nil)
+                    core.resubmit(number, proposal, in: self)
                 } else {
                     shared.proposals[number] = nil
                     core.answerUnavailable(proposal, in: self, actions: &actions)
@@ -382,22 +348,5 @@ extension KindRoom {
             throw StoreError(description: "the snapshot of \(logName) in the shared log is inconsistent (offset \(snapshot.offset), log says \(board.snapshotOffset))")
         }
         return (replica, snapshot.version)
-    }
-
-    /// Who changed the board last and which keys' last use was a stale
-    /// no-op, as the snapshot recorded them.
-    static func sharedBookkeeping(in board: SharedBoard) -> (recentChangers: [(hub: String, offset: UInt64)], staleNoops: [String: UInt64]) {
-        guard let text = board.snapshot, let snapshot = try? JSONDecoder().decode(SharedSnapshot<Kind>.self, from: Data(text.utf8)) else {
-            return ([], [:])
-        }
-        let changers: [(hub: String, offset: UInt64)] = (snapshot.recentChangers ?? []).compactMap { pair in
-            guard pair.count == 2, let offset = UInt64(pair[1]) else { return nil }
-            return (pair[0], offset)
-        }
-        var stale: [String: UInt64] = [:]
-        for pair in snapshot.staleNoops ?? [] where pair.count == 2 {
-            if let offset = UInt64(pair[1]) { stale[pair[0]] = offset }
-        }
-        return (changers, stale)
     }
 }

@@ -40,7 +40,6 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
             self.shared.foldOffered = shared.snapshotOffset
             self.shared.epoch = shared.epoch
             self.shared.frontier = replica.checkpoint.frontier
-            (self.shared.recentChangers, self.shared.staleNoops) = Self.sharedBookkeeping(in: shared)
             return
         }
         let replicaLimits = ReplicaLimits(keptOperations: limits.keptOperations, sealsOrder: true)

@@ -39,8 +39,6 @@ struct SharedProposal: Sendable {
     var key: String?
     /// With tokens: a replica id and the `sub` that must own it (A11 across hubs).
     var owner: (replica: ReplicaID, sub: String)?
-    /// The entry whose use of `key` this one replaces (a no-op checked again).
-    var supersedes: UInt64?
 }
 
 /// What the log said to a proposal.
@@ -98,7 +96,7 @@ struct SharedEntry<Change: Codable & Sendable & Equatable>: Codable {
     /// answer is recorded, so a resend anywhere gets it.
     var refusal: [String]?
     var noop: Bool?
-    /// A no-op's view: the offset the proposing hub had applied.
+    /// A keyed no-op: the version of the proposing hub's state it was judged on (its ack's version).
     var basedOn: UInt64?
 
     enum CodingKeys: String, CodingKey {
@@ -113,10 +111,6 @@ struct SharedSnapshot<Kind: BoardKind>: Codable {
     var offset: UInt64
     var version: UInt64
     var replica: ReplicaImage<Kind>
-    /// `SharedProgress.recentChangers` as `[hub, offset]` pairs.
-    var recentChangers: [[String]]?
-    /// `SharedProgress.staleNoops` as `[key, offset]` pairs.
-    var staleNoops: [[String]]?
 }
 
 /// The board's own replica id in cluster mode: the same on every hub (each

@@ -21,20 +21,6 @@ struct SharedProgress {
     var remoteNames: [String] = []
     /// The engine's checkpoint frontier after the last entry (a change means it compacted).
     var frontier = Stamp.origin
-    /// The last two hubs whose entries changed the board, newest first, with
-    /// the offset of their last such entry: a no-op judged by one hub at
-    /// offset B still holds unless another hub changed the board after B.
-    var recentChangers: [(hub: String, offset: UInt64)] = []
-
-    /// Keys whose last use was a no-op another hub's change made untrue
-    /// (no answer): a resend may supersede that entry (`SharedProposal.supersedes`).
-    var staleNoops: [String: UInt64] = [:]
-
-    mutating func noteChange(by hub: String, at offset: UInt64) {
-        recentChangers.removeAll { $0.hub == hub }
-        recentChangers.insert((hub, offset), at: 0)
-        if recentChangers.count > 2 { recentChangers.removeLast(recentChangers.count - 2) }
-    }
 }
 
 /// A proposal of one of this hub's connections.
@@ -54,10 +40,7 @@ struct PendingProposal {
     var offset: UInt64?
     /// The answer, known once the entry was applied; sent once confirmed too.
     var reply: String?
-    /// A no-op's intent (`Kind.Intent`), checked again when another hub's
-    /// change made its "nothing to change" untrue.
-    var intent: (any Sendable)?
-    /// What was appended, to append it again superseding a stale no-op.
+    /// What was appended, to append it again after a reload.
     var body = ""
     var logKey: String?
     var owner: (replica: ReplicaID, sub: String)?
