@@ -29,7 +29,27 @@ final class SharedLogShard: @unchecked Sendable {
 
     enum Job: Sendable {
         case propose(SharedProposal)
-        case fold(SharedFold)
+        /// A fold whose snapshot `encodeFolds` has written.
+        case fold(SharedFold, snapshot: String)
+    }
+
+    /// Snapshots are written here, not on the appender: a fold's encoding
+    /// (the whole board) must not hold up the proposals behind it.
+    private let foldEncoder = DispatchQueue(label: "redis-fold-encoder")
+
+    /// Writes each fold's snapshot off the appender thread, then queues it.
+    func submitFolds(_ folds: [SharedFold]) {
+        for fold in folds {
+            foldEncoder.async { [self] in
+                do {
+                    let snapshot = try fold.encode()
+                    submit([.fold(fold, snapshot: snapshot)])
+                } catch {
+                    // Nothing is trimmed without a snapshot; the next fold tries again.
+                    logger.error("cannot encode a board's snapshot", metadata: ["board": "\(fold.logName)", "error": "\(error)"])
+                }
+            }
+        }
     }
 
     init(address: RedisServerAddress, settings: SharedLogConnectionSettings, logger: Logger) {
@@ -193,7 +213,7 @@ final class SharedLogShard: @unchecked Sendable {
             case let .propose(proposal):
                 news.append(.appended(board: proposal.board, number: proposal.number,
                                       result: result(of: reply, waitProblem: waitProblem, logName: proposal.logName)))
-            case let .fold(fold):
+            case let .fold(fold, _):
                 if let error = reply.errorText {
                     note { $0.errors[RedisFailure(reason: .script, message: error).label, default: 0] += 1 }
                     logger.warning("redis refused a fold", metadata: ["board": "\(fold.logName)", "error": "\(error)"])
@@ -240,16 +260,8 @@ final class SharedLogShard: @unchecked Sendable {
             return head + ["5", keys.meta, keys.log, keys.keys, keys.keyOrder, keys.owners,
                            proposal.body, proposal.key ?? "", proposal.owner.map { String($0.replica.rawValue) } ?? "",
                            proposal.owner?.sub ?? "", Self.newEpoch()]
-        case let .fold(fold):
+        case let .fold(fold, snapshot):
             let keys = SharedLogScripts.BoardKeys(logName: fold.logName)
-            let snapshot: String
-            do {
-                snapshot = try fold.encode()
-            } catch {
-                // Nothing is trimmed without a snapshot; the next fold tries again.
-                logger.error("cannot encode a board's snapshot", metadata: ["board": "\(fold.logName)", "error": "\(error)"])
-                return ["PING"]
-            }
             let head = evalText ? ["EVAL", SharedLogScripts.fold] : ["EVALSHA", hashes.fold]
             var command = head + ["6", keys.meta, keys.log, keys.snapshot, keys.keys, keys.keyOrder, keys.lease,
                                   String(fold.offset), snapshot, settings.hubID, String(settings.leaseMilliseconds), String(settings.maxKeysPerBoard),

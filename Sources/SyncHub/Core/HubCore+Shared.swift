@@ -29,27 +29,11 @@ extension HubCore {
     /// Queues `entry` for `room`'s log; `waiting` is answered when the entry
     /// is confirmed and applied (or `unavailable` at its deadline).
     /// `logKey`: the key the log deduplicates by (a client's key is `k:KEY`).
-    mutating func propose<Change>(_ entry: SharedEntry<Change>, in room: BoardRoom, owner: (replica: ReplicaID, sub: String)? = nil,
-                                  logKey: String? = nil, waiting: PendingProposal, actions: inout [HubAction]) {
+    /// `body`: the entry's JSON for the proposal number it is given.
+    mutating func propose(_ body: (UInt64) -> String, in room: BoardRoom, owner: (replica: ReplicaID, sub: String)? = nil,
+                          logKey: String? = nil, waiting: PendingProposal) {
         nextProposal += 1
-        var entry = entry
-        entry.number = nextProposal
-        let body: String
-        do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.withoutEscapingSlashes]
-            body = String(decoding: try encoder.encode(entry), as: UTF8.self)
-        } catch {
-            counters.encodingFailures += 1
-            if let key = waiting.key { _ = room.keys.abandon(key) }
-            if !waiting.isOpening {
-                actions.append(.send(connection: waiting.connection, frame: HubMessage.error(
-                    ProtocolError("internal", "the change could not be written for the log; send it again"), ref: waiting.ref)))
-            } else {
-                room.openingInFlight = false
-            }
-            return
-        }
+        let body = body(nextProposal)
         var waiting = waiting
         waiting.deadline = now &+ sharedTimeout
         waiting.body = body

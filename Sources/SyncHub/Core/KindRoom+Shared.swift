@@ -64,8 +64,8 @@ extension KindRoom {
             }
             entry.refusal = [error.code, error.message]
         }
-        core.propose(entry, in: self, waiting: PendingProposal(connection: connection, ref: ref, deadline: 0, key: key),
-                     actions: &actions)
+        core.propose({ Self.entryJSON(entry, number: $0) }, in: self,
+                     waiting: PendingProposal(connection: connection, ref: ref, deadline: 0, key: key))
     }
 
     /// A replica client's operations on a shared board: checked here (its
@@ -88,8 +88,8 @@ extension KindRoom {
             return
         }
         let entry = Entry(hub: core.sharedHubID, number: 0, operations: operations, replica: own)
-        core.propose(entry, in: self, owner: member.grant.map { (own, $0.sub) },
-                     waiting: PendingProposal(connection: connection, ref: ref, deadline: 0, replica: own), actions: &actions)
+        core.propose({ Self.entryJSON(entry, number: $0) }, in: self, owner: member.grant.map { (own, $0.sub) },
+                     waiting: PendingProposal(connection: connection, ref: ref, deadline: 0, replica: own))
     }
 
     /// The kind's opening (a first deal) on a shared board: proposed once
@@ -99,9 +99,8 @@ extension KindRoom {
         guard let change = try? Kind.prepare(opening, by: "", in: replica.state) else { return }
         openingInFlight = true
         let entry = Entry(hub: core.sharedHubID, number: 0, author: "", change: change)
-        var ignored: [HubAction] = []
-        core.propose(entry, in: self, logKey: "opening",
-                     waiting: PendingProposal(connection: 0, ref: nil, deadline: 0, isOpening: true), actions: &ignored)
+        core.propose({ Self.entryJSON(entry, number: $0) }, in: self, logKey: "opening",
+                     waiting: PendingProposal(connection: 0, ref: nil, deadline: 0, isOpening: true))
     }
 
     /// The applied state with this hub's thin changes still in flight
@@ -133,11 +132,42 @@ extension KindRoom {
         speculation.state = state
     }
 
-    /// Encodes `entry` for the log (on the service thread: entries are small).
-    func encodeEntry(_ entry: Entry) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(entry), as: UTF8.self)
+    /// `entry` as the log keeps it (`SharedEntry`'s keys), written by hand
+    /// with the kind's own change and operation JSON: this runs once per
+    /// change on the service thread.
+    static func entryJSON(_ entry: Entry, number: UInt64) -> String {
+        var out = "{\"h\":"
+        HubMessage.appendJSONString(entry.hub, to: &out)
+        out += ",\"n\":\(number)"
+        if let author = entry.author {
+            out += ",\"a\":"
+            HubMessage.appendJSONString(author, to: &out)
+        }
+        if let key = entry.key {
+            out += ",\"k\":"
+            HubMessage.appendJSONString(key, to: &out)
+        }
+        if let change = entry.change { out += ",\"c\":" + Kind.changeJSON(change) }
+        if let operations = entry.operations {
+            out += ",\"ops\":["
+            for (index, operation) in operations.enumerated() {
+                if index > 0 { out += "," }
+                out += Kind.operationJSON(operation)
+            }
+            out += "]"
+        }
+        if let replica = entry.replica { out += ",\"r\":\(replica.rawValue)" }
+        if let refusal = entry.refusal {
+            out += ",\"x\":["
+            for (index, text) in refusal.enumerated() {
+                if index > 0 { out += "," }
+                HubMessage.appendJSONString(text, to: &out)
+            }
+            out += "]"
+        }
+        if entry.noop == true { out += ",\"z\":true" }
+        if let basedOn = entry.basedOn { out += ",\"b\":\(basedOn)" }
+        return out + "}"
     }
 
     /// Applies the log's entries in order. Returns false when they do not
@@ -284,12 +314,26 @@ extension KindRoom {
     /// takes one hub's at a time and drops the entries before it.
     private func offerFold(core: inout HubCore) {
         shared.foldOffered = shared.applied
-        let snapshot = SharedSnapshot<Kind>(offset: shared.applied, version: version, replica: replica.image)
+        let (offset, version, image) = (shared.applied, version, replica.image)
         let answers = shared.answersSinceFold.map { (key: "k:" + $0.key, answer: KeyedAnswerText.encode($0.answer)) }
         shared.answersSinceFold.removeAll()
-        core.fold(SharedFold(board: name, logName: logName, offset: shared.applied, encode: {
-            String(decoding: try JSONEncoder().encode(snapshot), as: UTF8.self)
+        core.fold(SharedFold(board: name, logName: logName, offset: offset, encode: {
+            try Self.snapshotJSON(offset: offset, version: version, image: image)
         }, answers: answers))
+    }
+
+    /// A `SharedSnapshot` written off the service thread: the operations
+    /// (most of it) with the kind's own JSON, the rest with `JSONEncoder`.
+    static func snapshotJSON(offset: UInt64, version: UInt64, image: ReplicaImage<Kind>) throws -> String {
+        let encoder = JSONEncoder()
+        func json(_ value: some Encodable) throws -> String { String(decoding: try encoder.encode(value), as: UTF8.self) }
+        var out = "{\"offset\":\(offset),\"version\":\(version),\"replica\":{\"id\":\(image.id.rawValue),\"clock\":\(image.clock)"
+        out += ",\"checkpoint\":" + (try json(image.checkpoint))
+        out += ",\"log\":[" + image.log.map { Kind.operationJSON($0) }.joined(separator: ",") + "]"
+        out += ",\"versions\":" + (try json(image.versions))
+        out += ",\"pending\":[" + image.pending.map { Kind.operationJSON($0) }.joined(separator: ",") + "]"
+        out += ",\"lastLamport\":" + (try json(image.lastLamport)) + ",\"retired\":" + (try json(image.retired)) + "}}"
+        return out
     }
 
     /// The board read again after this hub fell behind a fold: the replica,

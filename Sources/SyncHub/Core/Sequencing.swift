@@ -122,5 +122,7 @@ func sharedBoardReplica(logName: String) -> ReplicaID {
         hash ^= UInt64(byte)
         hash = hash &* 0x0000_0100_0000_01b3
     }
-    return ReplicaID(hash == 0 ? 1 : hash)
+    // 63 bits, as `ReplicaID.random()`.
+    let id = hash & (UInt64.max >> 1)
+    return ReplicaID(id == 0 ? 1 : id)
 }

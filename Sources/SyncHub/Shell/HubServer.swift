@@ -336,8 +336,8 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             if !proposals.isEmpty || !folds.isEmpty {
                 var jobs: [[SharedLogShard.Job]] = Array(repeating: [], count: sharedLog.shards.count)
                 for proposal in proposals { jobs[sharedLog.shardIndex(of: proposal.logName)].append(.propose(proposal)) }
-                for fold in folds { jobs[sharedLog.shardIndex(of: fold.logName)].append(.fold(fold)) }
                 for (shard, batch) in zip(sharedLog.shards, jobs) { shard.submit(batch) }
+                for fold in folds { sharedLog.shard(of: fold.logName).submitFolds([fold]) }
             }
         }
         let records = core.takeRecords()
