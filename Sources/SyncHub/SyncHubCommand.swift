@@ -106,7 +106,7 @@ struct SyncHubCommand: ParsableCommand {
         // an unblocked mask and die by the default action).
         let stopRequest = StopRequest()
         StopSignals.install { stopRequest.fire() }
-        let sharedLog = try cluster.connect(logger: logger, keptOperations: keptOperations)
+        let sharedLog = try cluster.connect(logger: logger, keptOperations: keptOperations, maxReplicasPerBoard: maxReplicasPerBoard)
         let hub: HubServer
         do {
             let verifier = try auth.makeVerifier()

@@ -57,7 +57,7 @@ struct ClusterOptions: ParsableArguments {
     /// Reaches every server (R3: before the hub listens) and checks the list
     /// (R1). Nil without --redis. Exits 64 for a list the cluster does not
     /// share, 69 when Redis stays out of reach.
-    func connect(logger: Logger, keptOperations: Int) throws -> SharedLog? {
+    func connect(logger: Logger, keptOperations: Int, maxReplicasPerBoard: Int) throws -> SharedLog? {
         guard isCluster else { return nil }
         let addresses: [RedisServerAddress]
         do {
@@ -69,6 +69,7 @@ struct ClusterOptions: ParsableArguments {
         var settings = SharedLogConnectionSettings(hubID: id, timeoutMilliseconds: Int(redisTimeout * 1000), waitReplicas: redisWait)
         // A fold comes every --kept-operations entries; as many stay behind it.
         settings.keptBehindSnapshot = keptOperations
+        settings.agreedFlags = "--kept-operations \(keptOperations) --max-replicas-per-board \(maxReplicasPerBoard)"
         let log = SharedLog(servers: addresses, settings: settings, logger: logger)
         do {
             try log.connectAtStart(deadline: Date().addingTimeInterval(redisConnectTimeout))

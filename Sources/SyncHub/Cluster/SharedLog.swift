@@ -56,8 +56,15 @@ final class SharedLog {
                 Thread.sleep(forTimeInterval: 0.25)
             }
         }
+        for shard in shards { shard.markUp() }
         let list = ids.joined(separator: ",")
         for (index, reader) in readers.enumerated() {
+            let flags = try reader.pipeline([["SET", "synchub:flags", settings.agreedFlags, "NX"], ["GET", "synchub:flags"]])
+            if let recorded = flags[1].text, recorded != settings.agreedFlags {
+                throw ClusterConfigError(
+                    "the cluster on \(reader.server) runs with \(recorded); this hub was given \(settings.agreedFlags): every hub "
+                    + "applies each board's log the same way only with the same values (stop every hub to change them, then DEL synchub:flags)")
+            }
             let replies = try reader.pipeline([["SET", "synchub:servers", list, "NX"], ["GET", "synchub:servers"]])
             guard let recorded = replies[1].text else { throw RedisFailure(reason: .reply, message: "cannot read synchub:servers") }
             guard recorded == list else {

@@ -51,8 +51,9 @@ enum SharedLogScripts {
     /// writes down the first answers of keys whose entries go, trims the
     /// stream behind the snapshot and the oldest keys beyond the bound.
     /// KEYS meta log snap keys keyorder lease; ARGV offset snapshot hub
-    /// lease-ms max-keys kept-behind [key answer]...
+    /// lease-ms max-keys kept-behind epoch [key answer]...
     static let fold = """
+        if ARGV[7] ~= '' and redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[7] then return {'behind', '0'} end
         local lease = redis.call('GET', KEYS[6])
         if lease and lease ~= ARGV[3] then return {'busy', lease} end
         redis.call('SET', KEYS[6], ARGV[3], 'PX', ARGV[4])
@@ -61,7 +62,7 @@ enum SharedLogScripts {
         if offset <= at then return {'behind', tostring(at)} end
         redis.call('SET', KEYS[3], ARGV[2])
         redis.call('HSET', KEYS[1], 'snap', ARGV[1])
-        for i = 7, #ARGV, 2 do
+        for i = 8, #ARGV, 2 do
           local seen = redis.call('HGET', KEYS[4], ARGV[i])
           if seen and string.sub(seen, 1, 1) == '@' and tonumber(string.sub(seen, 2)) <= offset then
             redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import WebSocketLoop
 
 /// One Redis server of the cluster and the two threads that talk to it:
 /// the appender (proposals and folds, pipelined, each batch one round trip)
@@ -82,10 +83,20 @@ final class SharedLogShard: @unchecked Sendable {
     func submit(_ new: [Job]) {
         guard !new.isEmpty else { return }
         lock.lock()
+        if jobs.count >= Self.maxQueued {
+            // Redis cannot keep up (or is away): nothing more waits in memory.
+            lock.unlock()
+            note { $0.errors["queue_full", default: 0] += 1 }
+            fail(new, reason: "too many changes waiting for \(address)")
+            return
+        }
         jobs.append(contentsOf: new)
         lock.signal()
         lock.unlock()
     }
+
+    /// Proposals and folds waiting for the appender at most.
+    static let maxQueued = 50_000
 
     /// Follows `logName` from after `offset` (replacing where it was).
     func follow(_ logName: String, board: String, after offset: UInt64) {
@@ -114,6 +125,11 @@ final class SharedLogShard: @unchecked Sendable {
     }
 
     var isUp: Bool { currentStats.up }
+
+    /// Reached at start (`SharedLog.connectAtStart`): up until a call fails.
+    func markUp() {
+        note { $0.up = true }
+    }
 
     /// A read on the service thread failed: down until a thread gets through again.
     func markDown(_ failure: RedisFailure) {
@@ -162,11 +178,22 @@ final class SharedLogShard: @unchecked Sendable {
             jobs.removeFirst(batch.count)
             lock.unlock()
             guard ready(connection, scripts: &scripts, role: "appender"), let hashes = scripts else {
-                fail(batch, reason: "cannot reach \(address)")
-                if !stopping { Thread.sleep(forTimeInterval: 0.05) }
+                // Everything queued meanwhile fails too: none of it is sent late.
+                lock.lock()
+                let waiting = jobs
+                jobs.removeAll()
+                let stop = stopping
+                lock.unlock()
+                fail(batch + waiting, reason: "cannot reach \(address)")
+                if !stop { Thread.sleep(forTimeInterval: 0.05) }
                 continue
             }
-            send(batch, on: connection, hashes: hashes)
+            // A proposal already answered `unavailable` is never sent late.
+            let now = WebSocketServer.nowNanos()
+            let expired = batch.filter { if case let .propose(proposal) = $0 { return proposal.deadline <= now } else { return false } }
+            if !expired.isEmpty { fail(expired, reason: "waited past --redis-timeout") }
+            let live = batch.filter { if case let .propose(proposal) = $0 { return proposal.deadline > now } else { return true } }
+            if !live.isEmpty { send(live, on: connection, hashes: hashes) }
         }
         finished()
     }
@@ -175,7 +202,10 @@ final class SharedLogShard: @unchecked Sendable {
         var commands = batch.map { command(for: $0, hashes: hashes, evalText: false) }
         let proposals = batch.contains { if case .propose = $0 { return true } else { return false } }
         let waits = settings.waitReplicas > 0 && proposals
-        if waits { commands.append(["WAIT", String(settings.waitReplicas), String(settings.timeoutMilliseconds)]) }
+        // WAIT answers before the socket's timeout, so a lagging replica is
+        // a WAIT shortfall, not a lost connection.
+        let waitCommand = ["WAIT", String(settings.waitReplicas), String(max(1, settings.timeoutMilliseconds / 2))]
+        if waits { commands.append(waitCommand) }
         let started = DispatchTime.now().uptimeNanoseconds
         var replies: [RedisReply]
         do {
@@ -192,8 +222,14 @@ final class SharedLogShard: @unchecked Sendable {
         if !missing.isEmpty {
             note { $0.errors["noscript", default: 0] += 1 }
             do {
-                let again = try connection.pipeline(missing.map { command(for: batch[$0], hashes: hashes, evalText: true) })
+                // With --redis-wait, what runs again is waited for again.
+                var retry = missing.map { command(for: batch[$0], hashes: hashes, evalText: true) }
+                if waits { retry.append(waitCommand) }
+                let again = try connection.pipeline(retry)
                 for (index, reply) in zip(missing, again) { replies[index] = reply }
+                if waits, let last = again.last, (last.integer ?? 0) < Int64(settings.waitReplicas) {
+                    for index in missing { replies[index] = .error("WAIT only \(last.integer ?? 0) of \(settings.waitReplicas) Redis replicas confirmed") }
+                }
             } catch {
                 note { $0.count(error); $0.up = false }
                 for index in missing { replies[index] = .error("ERR \(error.message)") }
@@ -219,8 +255,13 @@ final class SharedLogShard: @unchecked Sendable {
                     logger.warning("redis refused a fold", metadata: ["board": "\(fold.logName)", "error": "\(error)"])
                 } else if reply.elements.first?.text == "ok" {
                     note { $0.folds += 1 }
+                    news.append(.folded(board: fold.board, offset: fold.offset))
                 } else {
                     note { $0.foldsDeclined += 1 }
+                    // 'behind': a newer snapshot is stored; 'busy': another hub holds the lease.
+                    if reply.elements.first?.text == "behind", let at = reply.elements.dropFirst().first?.integer, at > 0 {
+                        news.append(.folded(board: fold.board, offset: UInt64(at)))
+                    }
                 }
             }
         }
@@ -265,7 +306,7 @@ final class SharedLogShard: @unchecked Sendable {
             let head = evalText ? ["EVAL", SharedLogScripts.fold] : ["EVALSHA", hashes.fold]
             var command = head + ["6", keys.meta, keys.log, keys.snapshot, keys.keys, keys.keyOrder, keys.lease,
                                   String(fold.offset), snapshot, settings.hubID, String(settings.leaseMilliseconds), String(settings.maxKeysPerBoard),
-                                  String(settings.keptBehindSnapshot)]
+                                  String(settings.keptBehindSnapshot), fold.epoch]
             for answer in fold.answers { command += [answer.key, answer.answer] }
             return command
         }
@@ -372,7 +413,7 @@ final class SharedLogShard: @unchecked Sendable {
             commands.append(["HSET", keys.here, settings.hubID, "{{TIME}} \(mine.clients) \(namesJSON)"])
             commands.append(["PEXPIRE", keys.here, "10000"])
             commands.append(["HGETALL", keys.here])
-            commands.append(["HGET", keys.meta, "top"])
+            commands.append(["HMGET", keys.meta, "top", "epoch"])
         }
         do {
             // The server's clock stamps every hub's entry, so hubs on
@@ -401,9 +442,13 @@ final class SharedLogShard: @unchecked Sendable {
                     if let list = try? JSONDecoder().decode([String].self, from: Data(fields[2].utf8)) { others += list }
                 }
                 news.append(.presence(board: target.board, clients: clients, names: others.sorted()))
-                if let top = replies[first + index * 4 + 3].integer, UInt64(max(0, top)) > target.after {
-                    behind += UInt64(top) - target.after
-                }
+                let head = replies[first + index * 4 + 3].elements
+                let top = head.first?.integer ?? 0
+                let epoch = head.count > 1 ? (head[1].text ?? "") : ""
+                if UInt64(max(0, top)) > target.after { behind += UInt64(top) - target.after }
+                // The log went below what was read (a failover to a replica
+                // that was behind, a flush): history this hub applied is gone.
+                news.append(.head(board: target.board, epoch: epoch, lost: UInt64(max(0, top)) < target.after))
             }
             note { $0.behind = behind }
             if !news.isEmpty { deliver(news) }
@@ -447,6 +492,10 @@ struct SharedLogConnectionSettings: Sendable {
     var blockMilliseconds = 100
     /// A fold's lease: one hub folds a board at a time.
     var leaseMilliseconds = 30_000
+    /// Flags every hub must share because applying the log depends on them
+    /// (when the engine compacts and forgets replicas); recorded in Redis
+    /// by the first hub, checked by every other at start.
+    var agreedFlags = ""
     /// Idempotency keys a board keeps in Redis (the oldest go first).
     var maxKeysPerBoard = 100_000
     /// Entries kept in the stream behind a snapshot, so a hub a little

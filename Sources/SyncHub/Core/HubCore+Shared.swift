@@ -42,7 +42,7 @@ extension HubCore {
         room.shared.proposals[nextProposal] = waiting
         proposalBoards.insert(room.name)
         outboxProposals.append(SharedProposal(board: room.name, logName: room.logName, number: nextProposal, body: body,
-                                              key: waiting.logKey, owner: owner))
+                                              key: waiting.logKey, owner: owner, deadline: waiting.deadline))
         counters.proposals += 1
     }
 
@@ -57,7 +57,7 @@ extension HubCore {
         room.shared.proposals[number] = proposal
         proposalBoards.insert(room.name)
         outboxProposals.append(SharedProposal(board: room.name, logName: room.logName, number: number, body: proposal.body,
-                                              key: proposal.logKey, owner: proposal.owner))
+                                              key: proposal.logKey, owner: proposal.owner, deadline: proposal.deadline))
     }
 
     mutating func fold(_ fold: SharedFold) {
@@ -78,11 +78,11 @@ extension HubCore {
         guard let room = boards[board], var proposal = room.shared.proposals[number] else { return }
         if case .appended = result {} else {
             // Not in the log from here: later intents are checked without it.
-            room.speculation.state = nil
+            room.speculation.settle(number, of: proposal.connection)
         }
         switch result {
         case let .appended(offset, epoch):
-            if !room.shared.epoch.isEmpty, room.shared.epoch != epoch || offset <= room.shared.applied && proposal.reply == nil {
+            if !room.shared.epoch.isEmpty, room.shared.epoch != epoch {
                 // The log lost the history this hub applied (its server
                 // restarted without it): offsets start again.
                 counters.sharedHistoryLost += 1
@@ -146,6 +146,17 @@ extension HubCore {
         }
     }
 
+    /// What the follower saw of a board's log each second: a new epoch, or a
+    /// last offset below what it read (a failover to a replica that was
+    /// behind, a flush), means the history this hub applied is gone.
+    mutating func logHead(board: String, epoch: String, lost: Bool, actions: inout [HubAction]) {
+        guard let room = boards[board] else { return }
+        if room.shared.epoch.isEmpty, !epoch.isEmpty, !lost { room.shared.epoch = epoch }
+        guard lost || (!room.shared.epoch.isEmpty && !epoch.isEmpty && epoch != room.shared.epoch) else { return }
+        counters.sharedHistoryLost += 1
+        drop(room, code: 1012, reason: "the board's shared log lost its history; reconnect", actions: &actions)
+    }
+
     /// Boards whose log this hub fell behind, to read again (snapshot and tail).
     mutating func takeReloads() -> [String] {
         defer { reloads.removeAll() }
@@ -182,7 +193,7 @@ extension HubCore {
             guard let room = boards[board] else { proposalBoards.remove(board); continue }
             for (number, proposal) in room.shared.proposals where now >= proposal.deadline {
                 room.shared.proposals[number] = nil
-                room.speculation.state = nil
+                room.speculation.settle(number, of: proposal.connection)
                 counters.proposalsTimedOut += 1
                 unavailable(proposal, in: room, actions: &actions)
             }

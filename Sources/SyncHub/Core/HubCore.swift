@@ -27,6 +27,11 @@ enum HubEvent {
     case presence(board: String, clients: Int, names: [String])
     /// Cluster mode: a board this hub fell behind, read again from its log.
     case reloaded(board: String, SharedBoard)
+    /// Cluster mode: a snapshot at `offset` or later is stored (answers up to it are written down).
+    case folded(board: String, offset: UInt64)
+    /// Cluster mode: the board's log as Redis holds it now (epoch; whether its
+    /// last offset went below what this hub read).
+    case logHead(board: String, epoch: String, lost: Bool)
 }
 
 /// What the shell must do.
@@ -157,6 +162,10 @@ struct HubCore {
             presence(board: board, clients: clients, names: names)
         case let .reloaded(board, log):
             reloaded(board: board, from: log, actions: &actions)
+        case let .folded(board, offset):
+            boards[board]?.shared.answersSinceFold.removeAll { $0.offset <= offset }
+        case let .logHead(board, epoch, lost):
+            logHead(board: board, epoch: epoch, lost: lost, actions: &actions)
         case let .storedKey(board, key, answer):
             if let answer {
                 boards[board]?.keys.remember(key, answer: answer)

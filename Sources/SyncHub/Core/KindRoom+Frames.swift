@@ -70,7 +70,7 @@ extension KindRoom {
     /// hub's newest state (an item just added is editable before it is
     /// durable), answered at once (nothing to store), never a `version`.
     private func announceEditing(_ item: String?, ref: String?, connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
-        if let item, let problem = Kind.editingProblem(item, in: core.isShared ? speculativeState : replica.state) {
+        if let item, let problem = Kind.editingProblem(item, in: core.isShared ? speculativeState(of: connection) : replica.state) {
             actions.append(.send(connection: connection, frame: HubMessage.rejected(ref: ref, code: problem.code, message: problem.message)))
             return
         }

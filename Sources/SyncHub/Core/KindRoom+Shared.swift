@@ -34,17 +34,16 @@ extension KindRoom {
             // changes in flight are applied: a client's second intent builds
             // on its first (select, then move what it selected), as on a
             // single hub. The log's order still decides (apply at its place).
-            if let change = try Kind.prepare(intent, by: author, in: speculativeState) {
+            if let change = try Kind.prepare(intent, by: author, in: speculativeState(of: connection)) {
                 entry.change = change
-                let number = core.nextProposal + 1
-                speculate(change, by: author, number: number)
+                speculate(change, by: author, number: core.nextProposal + 1, of: connection)
             } else if let change = try Kind.prepare(intent, by: author, in: replica.state) {
                 // Nothing to change only because of this hub's own changes in
                 // flight: whether those take effect is the log's to say, so
                 // this change goes too and is applied (or found unchanged)
                 // at its place.
                 entry.change = change
-                speculate(change, by: author, number: core.nextProposal + 1)
+                speculate(change, by: author, number: core.nextProposal + 1, of: connection)
             } else if key == nil {
                 // Nothing to change on the state shown at `durableVersion`:
                 // acknowledged with that version, under which it holds.
@@ -103,33 +102,24 @@ extension KindRoom {
                      waiting: PendingProposal(connection: 0, ref: nil, deadline: 0, isOpening: true))
     }
 
-    /// The applied state with this hub's thin changes still in flight
-    /// applied on top, in the order they were proposed (cached until the
-    /// next applied entry).
-    var speculativeState: Kind.State {
-        guard !speculation.changes.isEmpty else { return replica.state }
-        if let cached = speculation.state as? Kind.State { return cached }
+    /// The applied state with `connection`'s own thin changes still in
+    /// flight applied on top, in the order they were proposed.
+    func speculativeState(of connection: UInt64) -> Kind.State {
+        guard let pending = speculation.changes[connection] else { return replica.state }
         var state = replica.state
         var index: UInt64 = 0
-        speculation.changes.removeAll { shared.proposals[$0.number] == nil }
-        for pending in speculation.changes {
-            guard let change = pending.change as? Kind.Change else { continue }
+        for proposed in pending where shared.proposals[proposed.number] != nil {
+            guard let change = proposed.change as? Kind.Change else { continue }
             index += 1
-            _ = Kind.apply(Op(id: OperationID(replica: replica.id, seq: replica.nextSeq + index), lamport: replica.clock + index,
-                              author: pending.author, change: change), to: &state)
+            _ = Kind.apply(Op(id: OperationID(replica: replica.id, seq: replica.nextSeq + index - 1), lamport: replica.clock + index,
+                              author: proposed.author, change: change), to: &state)
         }
-        speculation.state = state
         return state
     }
 
-    /// A thin change proposed just now: later intents are checked with it applied.
-    private func speculate(_ change: Kind.Change, by author: String, number: UInt64) {
-        var state = speculativeState
-        let index = UInt64(speculation.changes.count + 1)
-        _ = Kind.apply(Op(id: OperationID(replica: replica.id, seq: replica.nextSeq + index), lamport: replica.clock + index,
-                          author: author, change: change), to: &state)
-        speculation.changes.append((number, author, change))
-        speculation.state = state
+    /// A thin change `connection` proposed just now: its next intents are checked with it applied.
+    private func speculate(_ change: Kind.Change, by author: String, number: UInt64, of connection: UInt64) {
+        speculation.changes[connection, default: []].append((number, author, change))
     }
 
     /// `entry` as the log keeps it (`SharedEntry`'s keys), written by hand
@@ -188,16 +178,13 @@ extension KindRoom {
             do {
                 entry = try decoder.decode(Entry.self, from: Data(logEntry.body))
             } catch {
-                // Every hub skips it alike; nobody is answered (a proposal
-                // that never answers is answered `unavailable` at its deadline).
+                // Every hub skips it alike. Its proposer cannot know which
+                // (the hub and number are in it): its deadline answers it.
                 core.counters.sharedEntriesUnreadable += 1
                 continue
             }
             let mine = entry.hub == core.sharedHubID ? entry.number : nil
-            if !speculation.changes.isEmpty {
-                speculation.state = nil
-                if let mine { speculation.changes.removeAll { $0.number == mine } }
-            }
+            if let mine, let connection = shared.proposals[mine]?.connection { speculation.settle(mine, of: connection) }
             // What this entry makes the hub say, in order: relays of its
             // operations, then answers, then notices, then a checkpoint (a
             // replica client sees versions only grow, and an answer after
@@ -271,9 +258,11 @@ extension KindRoom {
                     shared.proposals[number] = nil
                     replies.append(.send(connection: proposal.connection, frame: answer.frame(ref: proposal.ref)))
                 }
+                // Kept until a stored snapshot covers them (`folded`), so a
+                // fold that fails or loses its lease drops none of them.
                 shared.answersSinceFold.append((logEntry.offset, key, answer))
-                if shared.answersSinceFold.count > 4 * core.limits.rememberedKeysPerBoard {
-                    shared.answersSinceFold.removeFirst(shared.answersSinceFold.count / 2)
+                if shared.answersSinceFold.count > SharedProgress.maxAnswersKept {
+                    shared.answersSinceFold.removeFirst(shared.answersSinceFold.count - SharedProgress.maxAnswersKept)
                 }
             }
             if let mine, var proposal = shared.proposals[mine] {
@@ -316,10 +305,9 @@ extension KindRoom {
         shared.foldOffered = shared.applied
         let (offset, version, image) = (shared.applied, version, replica.image)
         let answers = shared.answersSinceFold.map { (key: "k:" + $0.key, answer: KeyedAnswerText.encode($0.answer)) }
-        shared.answersSinceFold.removeAll()
         core.fold(SharedFold(board: name, logName: logName, offset: offset, encode: {
             try Self.snapshotJSON(offset: offset, version: version, image: image)
-        }, answers: answers))
+        }, answers: answers, epoch: shared.epoch))
     }
 
     /// A `SharedSnapshot` written off the service thread: the operations
@@ -350,7 +338,7 @@ extension KindRoom {
             shared.applied = log.snapshotOffset
             shared.foldOffered = log.snapshotOffset
             shared.frontier = fresh.checkpoint.frontier
-            shared.answersSinceFold.removeAll()
+            shared.answersSinceFold.removeAll { $0.offset <= log.snapshotOffset }
             speculation = Speculation()
             durableState = replica.state
             durableCheckpoint = replica.checkpoint

@@ -39,6 +39,9 @@ struct SharedProposal: Sendable {
     var key: String?
     /// With tokens: a replica id and the `sub` that must own it (A11 across hubs).
     var owner: (replica: ReplicaID, sub: String)?
+    /// Monotonic nanoseconds (`WebSocketServer.nowNanos`) after which it is
+    /// answered `unavailable`: the appender never sends it after that.
+    var deadline: UInt64 = .max
 }
 
 /// What the log said to a proposal.
@@ -66,6 +69,8 @@ struct SharedFold: Sendable {
     var encode: @Sendable () throws -> String
     /// First answers of keys used by entries up to `offset`, as `KeyedAnswerText`.
     var answers: [(key: String, answer: String)]
+    /// The history it belongs to: a log that lost it (a new epoch) takes no snapshot of the old one.
+    var epoch: String
 }
 
 /// A board as its shared log holds it: the snapshot (if any fold happened)

@@ -16,6 +16,8 @@ struct SharedProgress {
     /// First answers of keyed entries applied since the last fold this hub
     /// knows of, so a fold can write them down before the entries go.
     var answersSinceFold: [(offset: UInt64, key: String, answer: KeyedAnswer)] = []
+    /// At most this many answers wait for a snapshot (the oldest go first).
+    static let maxAnswersKept = 100_000
     /// Connections and names on the other hubs (presence, R4).
     var remoteClients = 0
     var remoteNames: [String] = []
@@ -49,11 +51,18 @@ struct PendingProposal {
     var awaitsKey = false
 }
 
-/// This hub's thin changes proposed and not yet applied, so the next
-/// intent of the same clients is checked with them in (kind-free: the
-/// room casts them back).
+/// Thin changes of this hub's connections proposed and not yet applied,
+/// per connection, so a client's next intent is checked with its own
+/// changes in flight applied (kind-free: the room casts them back). Only
+/// the client's own: nobody can count on the order of two clients'
+/// intents, and a board busy with many clients stays cheap to check.
 struct Speculation {
-    var changes: [(number: UInt64, author: String, change: any Sendable)] = []
-    /// The applied state with `changes` on top; nil when it must be rebuilt.
-    var state: (any Sendable)?
+    var changes: [UInt64: [(number: UInt64, author: String, change: any Sendable)]] = [:]
+
+    /// Forgets proposal `number` of `connection` (applied, or never to be).
+    mutating func settle(_ number: UInt64, of connection: UInt64) {
+        guard var pending = changes[connection] else { return }
+        pending.removeAll { $0.number == number }
+        changes[connection] = pending.isEmpty ? nil : pending
+    }
 }

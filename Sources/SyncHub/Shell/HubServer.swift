@@ -375,6 +375,11 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
                             carryOut(core.handle(.sequenced(board: board, entries: entries)))
                         case let .presence(board, clients, names):
                             carryOut(core.handle(.presence(board: board, clients: clients, names: names)))
+                        case let .folded(board, offset):
+                            carryOut(core.handle(.folded(board: board, offset: offset)))
+                        case let .head(board, epoch, lost):
+                            if lost { logger.error("a board's log in redis lost history this hub applied", metadata: ["board": "\(board)"]) }
+                            carryOut(core.handle(.logHead(board: board, epoch: epoch, lost: lost)))
                         }
                     }
                     reloadBehind()

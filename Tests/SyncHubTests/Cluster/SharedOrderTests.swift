@@ -128,9 +128,10 @@ struct SharedOrderTests {
         _ = b.frame(2, #"{"type":"select","letter":"Q","ref":"again","key":"k-1"}"#)
         var answers = replies(b.flush(into: &log), to: 2)
         answers += replies(b.follow("k", log: log), to: 2)
+        #expect(first.first?["type"] as? String == "ack" && first.first?["version"] as? Int == 1)
         #expect(answers.count == 1)
-        #expect(answers.first?["ref"] as? String == "again")
-        #expect(answers.first?["version"] as? Int == first.first?["version"] as? Int)
+        #expect(answers.first?["type"] as? String == "ack" && answers.first?["ref"] as? String == "again")
+        #expect(answers.first?["version"] as? Int == 1)
         #expect(log.entries.count == 1)
     }
 
@@ -176,7 +177,15 @@ struct SharedOrderTests {
         #expect(b.core.takeReloads() == ["k"])
         let snapshot = try fold.encode()
         let rest = Array(log.entries.dropFirst(Int(fold.offset)))
-        _ = b.core.handle(.reloaded(board: "k", SharedBoard(snapshot: snapshot, snapshotOffset: fold.offset, epoch: "e1", entries: rest)))
+        let versionBefore = b.state("k")?["version"] as? Int ?? 0
+        let reloaded = b.core.handle(.reloaded(board: "k", SharedBoard(snapshot: snapshot, snapshotOffset: fold.offset, epoch: "e1", entries: rest)))
+        #expect(!reloaded.contains { if case .close = $0 { return true } else { return false } }, "the thin client stays")
+        #expect(b.core.boards["k"]?.members[2] != nil)
+        let shown = b.core.publishChanged().compactMap { action -> Int? in
+            guard case let .publish(frame, to) = action, to.contains(2) else { return nil }
+            return (try? JSONSerialization.jsonObject(with: Data(frame.utf8)) as? [String: Any])?["version"] as? Int
+        }
+        #expect(shown.count == 1 && (shown.first ?? 0) >= versionBefore, "the newer state is shown, the version never goes back")
         #expect(b.core.holds(board: BoardAddress(key: "k")))
         #expect(b.state("k")?["order"] as? [String] == ["A", "B", "C", "D"])
         #expect(b.state("k")?["version"] as? Int == a.state("k")?["version"] as? Int)
