@@ -35,8 +35,9 @@ struct ClusterOptions: ParsableArguments {
         guard redisTimeout >= 0.2, redisTimeout <= 600 else { throw ValidationError("--redis-timeout must be 0.2...600 seconds") }
         guard redisWait >= 0 else { throw ValidationError("--redis-wait must be 0 or more") }
         guard redisConnectTimeout >= 0 else { throw ValidationError("--redis-connect-timeout must be 0 or more") }
-        if let hubId, hubId.isEmpty || hubId.count > 64 || hubId.contains(where: { $0 == " " || !$0.isASCII }) {
-            throw ValidationError("--hub-id must be 1-64 ASCII characters without spaces")
+        if let hubId, hubId.isEmpty || hubId.count > 64
+            || hubId.contains(where: { !($0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "_" || $0 == "-")) }) {
+            throw ValidationError("--hub-id must be 1-64 characters of A-Z a-z 0-9 . _ -")
         }
         do {
             _ = try servers()

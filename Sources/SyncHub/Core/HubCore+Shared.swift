@@ -16,6 +16,9 @@ extension HubCore {
         return ""
     }
 
+    /// How this hub's entries start (`KindRoom.entryJSON`); hub ids are plain ASCII, nothing to escape.
+    var sharedEntryPrefix: [UInt8] { Array("{\"h\":\"\(sharedHubID)\",\"n\":".utf8) }
+
     var sharedFoldEvery: UInt64 {
         if case let .shared(settings) = sequencing { return max(1, settings.foldEvery) }
         return .max

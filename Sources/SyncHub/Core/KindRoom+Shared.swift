@@ -63,8 +63,9 @@ extension KindRoom {
             }
             entry.refusal = [error.code, error.message]
         }
-        core.propose({ Self.entryJSON(entry, number: $0) }, in: self,
-                     waiting: PendingProposal(connection: connection, ref: ref, deadline: 0, key: key))
+        var waiting = PendingProposal(connection: connection, ref: ref, deadline: 0, key: key)
+        waiting.entry = entry
+        core.propose({ Self.entryJSON(entry, number: $0) }, in: self, waiting: waiting)
     }
 
     /// A replica client's operations on a shared board: checked here (its
@@ -87,8 +88,9 @@ extension KindRoom {
             return
         }
         let entry = Entry(hub: core.sharedHubID, number: 0, operations: operations, replica: own)
-        core.propose({ Self.entryJSON(entry, number: $0) }, in: self, owner: member.grant.map { (own, $0.sub) },
-                     waiting: PendingProposal(connection: connection, ref: ref, deadline: 0, replica: own))
+        var waiting = PendingProposal(connection: connection, ref: ref, deadline: 0, replica: own)
+        waiting.entry = entry
+        core.propose({ Self.entryJSON(entry, number: $0) }, in: self, owner: member.grant.map { (own, $0.sub) }, waiting: waiting)
     }
 
     /// The kind's opening (a first deal) on a shared board: proposed once
@@ -120,6 +122,22 @@ extension KindRoom {
     /// A thin change `connection` proposed just now: its next intents are checked with it applied.
     private func speculate(_ change: Kind.Change, by author: String, number: UInt64, of connection: UInt64) {
         speculation.changes[connection, default: []].append((number, author, change))
+    }
+
+    /// The proposal number of an entry this hub wrote (`{"h":"HUB","n":N`
+    /// is how `entryJSON` starts), or nil for another hub's.
+    static func ownNumber(in body: [UInt8], prefix: [UInt8]) -> UInt64? {
+        guard body.count > prefix.count, body.starts(with: prefix) else { return nil }
+        var number: UInt64 = 0
+        var index = prefix.count
+        while index < body.count, body[index] >= 48, body[index] <= 57 {
+            let (times, overflow) = number.multipliedReportingOverflow(by: 10)
+            guard !overflow else { return nil }
+            number = times + UInt64(body[index] - 48)
+            index += 1
+        }
+        guard index > prefix.count, index < body.count, body[index] == 44 || body[index] == 125 else { return nil }
+        return number
     }
 
     /// `entry` as the log keeps it (`SharedEntry`'s keys), written by hand
@@ -169,14 +187,23 @@ extension KindRoom {
     @_specialize(where Kind == TodoList)
     func applySharedEntries(_ entries: [SharedLogEntry], core: inout HubCore, actions: inout [HubAction]) -> Bool {
         let decoder = JSONDecoder()
+        let ownPrefix = core.sharedEntryPrefix
         var changed = false
         for logEntry in entries where logEntry.offset > shared.applied {
             guard logEntry.offset == shared.applied + 1 else { return false }
             shared.applied = logEntry.offset
             changed = true
-            let entry: Entry
+            var entry: Entry
             do {
-                entry = try decoder.decode(Entry.self, from: Data(logEntry.body))
+                // This hub's own entries (most of them on a busy hub) are
+                // known already: read only the number their JSON starts with.
+                if let number = Self.ownNumber(in: logEntry.body, prefix: ownPrefix),
+                   let proposed = shared.proposals[number]?.entry as? Entry {
+                    entry = proposed
+                    entry.number = number
+                } else {
+                    entry = try decoder.decode(Entry.self, from: Data(logEntry.body))
+                }
             } catch {
                 // Every hub skips it alike. Its proposer cannot know which
                 // (the hub and number are in it): its deadline answers it.

@@ -40,6 +40,9 @@ struct PendingProposal {
     var confirmed = false
     /// Where the log put it, once confirmed.
     var offset: UInt64?
+    /// The entry as proposed (`SharedEntry<Kind.Change>`): applied from here
+    /// when it comes back, instead of decoded again.
+    var entry: (any Sendable)?
     /// The answer, known once the entry was applied; sent once confirmed too.
     var reply: String?
     /// What was appended, to append it again after a reload.
