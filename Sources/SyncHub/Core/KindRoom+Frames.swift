@@ -131,20 +131,7 @@ extension KindRoom {
     @_specialize(where Kind == TodoList)
     func perform(_ intent: Kind.Intent, ref: String?, key: String?, by connection: UInt64, core: inout HubCore,
                  actions: inout [HubAction]) {
-        if let key {
-            switch keys[key] {
-            case let .answered(answer)?:
-                core.counters.keyedResends += 1
-                actions.append(.send(connection: connection, frame: answer.frame(ref: ref)))
-                return
-            case .pending?:
-                core.counters.keyedResends += 1
-                keys.wait(key, connection: connection, ref: ref)
-                return
-            case nil:
-                keys.begin(key)
-            }
-        }
+        if let key, answeredAlready(key, ref: ref, connection: connection, core: &core, actions: &actions) { return }
         let answer: KeyedAnswer
         var operations: [Op] = []
         do {
@@ -170,6 +157,47 @@ extension KindRoom {
         }
         core.record(makeRecord(operations, replies: [(connection, answer.frame(ref: ref))], author: connection,
                                keyed: key.map { ($0, answer) }), in: self)
+    }
+
+    /// A keyed intent whose key this board has seen: its first answer goes
+    /// back (at once, or once known). Otherwise the key is begun and false
+    /// returned: the intent is new.
+    func answeredAlready(_ key: String, ref: String?, connection: UInt64, core: inout HubCore, actions: inout [HubAction]) -> Bool {
+        switch keys[key] {
+        case let .answered(answer)?:
+            core.counters.keyedResends += 1
+            actions.append(.send(connection: connection, frame: answer.frame(ref: ref)))
+            return true
+        case .pending?:
+            core.counters.keyedResends += 1
+            keys.wait(key, connection: connection, ref: ref)
+            return true
+        case nil:
+            keys.begin(key)
+            return false
+        }
+    }
+
+    /// The replica a client's `ops` frame may carry operations of: its own,
+    /// made under its hello's name. Nil, with the client told why, otherwise.
+    func ownReplica(for operations: [Op], ref: String?, from connection: UInt64, actions: inout [HubAction]) -> (member: Member, own: ReplicaID)? {
+        guard let member = members[connection], let own = member.replica else {
+            actions.append(.send(connection: connection, frame: HubMessage.error(
+                ProtocolError("hello_first", "send hello with your replica id before operations"), ref: ref)))
+            return nil
+        }
+        if let foreign = operations.first(where: { $0.id.replica != own }) {
+            actions.append(.send(connection: connection, frame: HubMessage.error(
+                ProtocolError("not_your_operation", "operation \(foreign.id) belongs to another replica; send only your own"), ref: ref)))
+            return nil
+        }
+        if let impostor = operations.first(where: { $0.author != member.replicaName }) {
+            actions.append(.send(connection: connection, frame: HubMessage.error(
+                ProtocolError("not_your_name", "operation \(impostor.id) is made by \"\(impostor.author.prefix(32))\"; this replica's hello named \"\(member.replicaName)\""),
+                ref: ref, have: durableSeq(of: own))))
+            return nil
+        }
+        return (member, own)
     }
 
     /// A replica client says who it is and which checkpoint it holds: send
@@ -248,22 +276,7 @@ extension KindRoom {
     @_specialize(where Kind == FruitStock)
     @_specialize(where Kind == TodoList)
     func merge(_ operations: [Op], ref: String?, from connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
-        guard let member = members[connection], let own = member.replica else {
-            actions.append(.send(connection: connection, frame: HubMessage.error(
-                ProtocolError("hello_first", "send hello with your replica id before operations"), ref: ref)))
-            return
-        }
-        if let foreign = operations.first(where: { $0.id.replica != own }) {
-            actions.append(.send(connection: connection, frame: HubMessage.error(
-                ProtocolError("not_your_operation", "operation \(foreign.id) belongs to another replica; send only your own"), ref: ref)))
-            return
-        }
-        if let impostor = operations.first(where: { $0.author != member.replicaName }) {
-            actions.append(.send(connection: connection, frame: HubMessage.error(
-                ProtocolError("not_your_name", "operation \(impostor.id) is made by \"\(impostor.author.prefix(32))\"; this replica's hello named \"\(member.replicaName)\""),
-                ref: ref, have: durableSeq(of: own))))
-            return
-        }
+        guard let (_, own) = ownReplica(for: operations, ref: ref, from: connection, actions: &actions) else { return }
         let report = replica.receive(operations)
         core.counters.operationsApplied += UInt64(report.integratedOperations.count)
         if report.changedState { version += 1 }

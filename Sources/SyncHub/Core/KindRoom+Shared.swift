@@ -13,20 +13,7 @@ extension KindRoom {
     /// A thin client's intent on a shared board.
     func proposeIntent(_ intent: Kind.Intent, ref: String?, key: String?, by connection: UInt64, core: inout HubCore,
                        actions: inout [HubAction]) {
-        if let key {
-            switch keys[key] {
-            case let .answered(answer)?:
-                core.counters.keyedResends += 1
-                actions.append(.send(connection: connection, frame: answer.frame(ref: ref)))
-                return
-            case .pending?:
-                core.counters.keyedResends += 1
-                keys.wait(key, connection: connection, ref: ref)
-                return
-            case nil:
-                keys.begin(key)
-            }
-        }
+        if let key, answeredAlready(key, ref: ref, connection: connection, core: &core, actions: &actions) { return }
         let author = members[connection]?.actingName ?? ""
         var entry = Entry(hub: core.sharedHubID, number: 0, author: author, key: key)
         do {
@@ -71,22 +58,7 @@ extension KindRoom {
     /// A replica client's operations on a shared board: checked here (its
     /// own, under its name), proposed, answered with `have` once applied.
     func proposeOperations(_ operations: [Op], ref: String?, from connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
-        guard let member = members[connection], let own = member.replica else {
-            actions.append(.send(connection: connection, frame: HubMessage.error(
-                ProtocolError("hello_first", "send hello with your replica id before operations"), ref: ref)))
-            return
-        }
-        if let foreign = operations.first(where: { $0.id.replica != own }) {
-            actions.append(.send(connection: connection, frame: HubMessage.error(
-                ProtocolError("not_your_operation", "operation \(foreign.id) belongs to another replica; send only your own"), ref: ref)))
-            return
-        }
-        if let impostor = operations.first(where: { $0.author != member.replicaName }) {
-            actions.append(.send(connection: connection, frame: HubMessage.error(
-                ProtocolError("not_your_name", "operation \(impostor.id) is made by \"\(impostor.author.prefix(32))\"; this replica's hello named \"\(member.replicaName)\""),
-                ref: ref, have: replica.versions[own])))
-            return
-        }
+        guard let (member, own) = ownReplica(for: operations, ref: ref, from: connection, actions: &actions) else { return }
         let entry = Entry(hub: core.sharedHubID, number: 0, operations: operations, replica: own)
         var waiting = PendingProposal(connection: connection, ref: ref, deadline: 0, replica: own)
         waiting.entry = entry
