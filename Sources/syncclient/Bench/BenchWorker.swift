@@ -167,7 +167,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         }
         guard let from = sendingFrom, now >= from, now < sendingUntil, plan.rate > 0, !senders.isEmpty else { return }
         let share = plan.rate * Double(senders.count) / Double(max(1, plan.boardNames.count * plan.sendersPerBoard))
-        sendBudget += Double(now - max(lastPace, from)) / 1e9 * share
+        sendBudget += Double(now - min(now, max(lastPace, from))) / 1e9 * share
         lastPace = now
         while sendBudget >= 1 {
             sendBudget -= 1
@@ -297,7 +297,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
             peer.inFlight -= 1
             outstanding.add(-1, ordering: .relaxed)
             answers.add(1, ordering: .relaxed)
-            if sent >= recordFrom && sent < windowEnd { _ = ackLatency.record(max(1, now - sent)) }
+            if sent >= recordFrom && sent < windowEnd { _ = ackLatency.record(max(1, now >= sent ? now - sent : 0)) }
             if plan.kind == .stock {
                 stockTally.answered(ref: ref, board: peer.board, acked: frame.kind == .ack, version: frame.version,
                                     sentInWindow: sent >= recordFrom && sent < windowEnd)
