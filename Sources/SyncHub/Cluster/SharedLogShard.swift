@@ -427,6 +427,7 @@ final class SharedLogShard: @unchecked Sendable {
             note { $0.up = true }
             var news: [SharedLogNews] = []
             var behind: UInt64 = 0
+            var departed: [[String]] = []
             for (index, logName) in names.enumerated() {
                 guard let target = targets[logName] else { continue }
                 let all = replies[first + index * 4 + 2].elements
@@ -437,6 +438,11 @@ final class SharedLogShard: @unchecked Sendable {
                     defer { pair += 2 }
                     guard let hub = all[pair].text, hub != settings.hubID, let value = all[pair + 1].text else { continue }
                     let fields = value.split(separator: " ", maxSplits: 2)
+                    if let stamp = fields.first.flatMap({ Int64($0) }), nowMillis - stamp > 60_000 {
+                        // A hub gone for a minute (killed, or restarted under a new id): its entry goes.
+                        departed.append(["HDEL", SharedLogScripts.BoardKeys(logName: logName).here, hub])
+                        continue
+                    }
                     guard fields.count == 3, let stamp = Int64(fields[0]), let count = Int(fields[1]), nowMillis - stamp <= 3000 else { continue }
                     clients += count
                     if let list = try? JSONDecoder().decode([String].self, from: Data(fields[2].utf8)) { others += list }
@@ -451,6 +457,7 @@ final class SharedLogShard: @unchecked Sendable {
                 news.append(.head(board: target.board, epoch: epoch, lost: UInt64(max(0, top)) < target.after))
             }
             note { $0.behind = behind }
+            if !departed.isEmpty { _ = try connection.pipeline(departed) }
             if !news.isEmpty { deliver(news) }
         } catch {
             note { $0.count(error); $0.up = false }
