@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
-from hubprocess import BIN, free_port
+from hubprocess import BIN, ProcessLog, free_port
 
 AUDIENCE = "synchub"
 
@@ -119,10 +119,10 @@ class AuthHub:
     def __init__(self, *flags, host="127.0.0.1", log_level="warning"):
         self.port = free_port()
         self.host = host
-        self.log = tempfile.TemporaryFile()
+        self.log = ProcessLog()
         args = [str(BIN / "synchub"), "--port", str(self.port), "--host", host, "--in-memory",
                 "--log-level", log_level, *map(str, flags)]
-        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(args, stdout=self.log.child, stderr=subprocess.STDOUT)
         deadline = time.time() + 15
         while time.time() < deadline:
             if b"listening on " in self.raw_output():

@@ -50,6 +50,7 @@ Stable API (other test modules import it; extend, do not rename):
 """
 import os, pathlib, re, shutil, signal, socket, subprocess, tempfile, time, urllib.error, urllib.request
 import pytest
+from hubprocess import ProcessLog  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(os.environ.get("SYNCHUB_BIN_DIR", ROOT / ".build" / "debug"))
@@ -251,8 +252,8 @@ class ClusterHub:
             args += ["--hub-id", hub_id]
         args += [str(a) for a in extra]
         self.args = args
-        self.log = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
+        self.log = ProcessLog()
+        self.proc = subprocess.Popen(args, stdout=self.log.child, stderr=subprocess.STDOUT)
         if wait and not self.wait_listening(start_timeout):
             code = self.proc.poll()
             raise RuntimeError(f"cluster hub did not start (exit {code}): {self.output()}")

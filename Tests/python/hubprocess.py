@@ -11,14 +11,41 @@ def free_port():
         return s.getsockname()[1]
 
 
+class ProcessLog:
+    """A child process's output in a file the child appends to (O_APPEND),
+    read back through a handle of our own. With one shared TemporaryFile the
+    parent's seek(0) moved the child's write offset too, and a write landing
+    between our seek and read overwrote the start of the output (seen under
+    load: a refusal message read back without its first words)."""
+
+    def __init__(self):
+        fd, self.path = tempfile.mkstemp(prefix="synchub-output-")
+        os.close(fd)
+        self.child = open(self.path, "ab")
+
+    def seek(self, _offset):
+        """Kept for callers written for a file object: reading starts at 0 anyway."""
+
+    def read(self):
+        with open(self.path, "rb") as f:
+            return f.read()
+
+    def close(self):
+        self.child.close()
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+
+
 class Hub:
     def __init__(self, data=None, port=None, extra=()):
         self.port = port or free_port()
         self.data = data
         args = [str(BIN / "synchub"), "--port", str(self.port), "--log-level", "warning", *extra]
         args += ["--data", data] if data else ["--in-memory"]
-        self.log = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
+        self.log = ProcessLog()
+        self.proc = subprocess.Popen(args, stdout=self.log.child, stderr=subprocess.STDOUT)
         deadline = time.time() + 15
         while time.time() < deadline:
             self.log.seek(0)
