@@ -93,8 +93,11 @@ extension HubCore {
                 return
             }
             if room.shared.epoch.isEmpty { room.shared.epoch = epoch }
-            if let reply = proposal.reply {
+            if var reply = proposal.reply {
                 room.shared.proposals[number] = nil
+                if let version = proposal.ackVersion, let own = proposal.replica {
+                    reply = HubMessage.ack(ref: proposal.ref, version: version, have: room.durableSeq(of: own))
+                }
                 if !proposal.isOpening { actions.append(.send(connection: proposal.connection, frame: reply)) }
             } else {
                 proposal.confirmed = true

@@ -271,6 +271,11 @@ extension KindRoom {
                     if let frame, !proposal.isOpening { replies.append(.send(connection: proposal.connection, frame: frame)) }
                 } else {
                     proposal.reply = frame
+                    // An ack of operations sent later says `have` as it is then:
+                    // relays of later entries may have shown the client more.
+                    if proposal.replica != nil, entry.operations != nil, reply?.hasPrefix("{\"type\":\"ack\"") == true {
+                        proposal.ackVersion = version
+                    }
                     shared.proposals[mine] = proposal
                 }
             }

@@ -45,6 +45,9 @@ struct PendingProposal {
     var entry: (any Sendable)?
     /// The answer, known once the entry was applied; sent once confirmed too.
     var reply: String?
+    /// An ack of a replica's operations waiting for its confirmation: its
+    /// version, its `have` taken when it is sent.
+    var ackVersion: UInt64?
     /// What was appended, to append it again after a reload.
     var body = ""
     var logKey: String?
