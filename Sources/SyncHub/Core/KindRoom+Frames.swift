@@ -200,6 +200,22 @@ extension KindRoom {
         return (member, own)
     }
 
+    /// The answer to a replica's `ops` after `report`: an ack, or the first
+    /// refusal's code; either says up to which sequence number the hub holds
+    /// the replica's operations (`have`).
+    func mergeAnswer(_ report: MergeReport<Kind>, own: ReplicaID, ref: String?, core: inout HubCore) -> String {
+        let have = replica.versions[own]
+        guard let refusal = report.refused.first else { return HubMessage.ack(ref: ref, version: version, have: have) }
+        core.counters.operationsRefused += UInt64(report.refused.count)
+        let code: String
+        switch refusal {
+        case .stale: code = "stale_operation"
+        case .malformed, .clockWentBack: code = "bad_operation"
+        case .pendingFull: code = "too_far_ahead"
+        }
+        return HubMessage.error(ProtocolError(code, refusal.description), ref: ref, have: have)
+    }
+
     /// A replica client says who it is and which checkpoint it holds: send
     /// what it may lack. A replica the board has no record of, that says it
     /// sent operations before, must start again under a new id: whatever it
@@ -281,20 +297,7 @@ extension KindRoom {
         core.counters.operationsApplied += UInt64(report.integratedOperations.count)
         if report.changedState { version += 1 }
         // Every operation of this replica up to `have` is in this record or an earlier one.
-        let have = replica.versions[own]
-        let reply: String
-        if let refusal = report.refused.first {
-            core.counters.operationsRefused += UInt64(report.refused.count)
-            let code: String
-            switch refusal {
-            case .stale: code = "stale_operation"
-            case .malformed, .clockWentBack: code = "bad_operation"
-            case .pendingFull: code = "too_far_ahead"
-            }
-            reply = HubMessage.error(ProtocolError(code, refusal.description), ref: ref, have: have)
-        } else {
-            reply = HubMessage.ack(ref: ref, version: version, have: have)
-        }
+        let reply = mergeAnswer(report, own: own, ref: ref, core: &core)
         core.counters.operationsRestamped += UInt64(report.restamped.count)
         core.record(makeRecord(report.integratedOperations, replies: [(connection, reply)], author: connection,
                                restamped: !report.restamped.isEmpty), in: self)

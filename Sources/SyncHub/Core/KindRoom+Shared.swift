@@ -219,19 +219,7 @@ extension KindRoom {
                 core.counters.operationsApplied += UInt64(report.integratedOperations.count)
                 core.counters.operationsRestamped += UInt64(report.restamped.count)
                 if report.changedState { version += 1 }
-                let have = replica.versions[own]
-                if let refusal = report.refused.first {
-                    core.counters.operationsRefused += UInt64(report.refused.count)
-                    let code: String
-                    switch refusal {
-                    case .stale: code = "stale_operation"
-                    case .malformed, .clockWentBack: code = "bad_operation"
-                    case .pendingFull: code = "too_far_ahead"
-                    }
-                    reply = HubMessage.error(ProtocolError(code, refusal.description), ref: nil, have: have)
-                } else {
-                    reply = HubMessage.ack(ref: nil, version: version, have: have)
-                }
+                reply = mergeAnswer(report, own: own, ref: nil, core: &core)
                 if !report.integratedOperations.isEmpty, !replicaMembers.isEmpty {
                     // The author gets its operations back only when one was re-stamped.
                     let author = mine.flatMap { shared.proposals[$0]?.connection }
