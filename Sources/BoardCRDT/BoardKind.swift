@@ -1,7 +1,9 @@
 /// The sequential rules of one kind of board. The engine (`Replica`) knows
 /// nothing of letters: it orders operations and replays them through these
-/// rules. The letter board is the first kind; a to-do list or a stock of
-/// fruit would be others, each one type conforming to this protocol.
+/// rules. Each kind is one type conforming to this protocol, in
+/// `Kinds/NAME/`: the letter board (`LetterBoard`), the Set table
+/// (`SetTable`), the juice bar's fruit stock (`FruitStock`) and the
+/// reminders list (`TodoList`).
 public protocol BoardKind {
     /// The shared state every replica converges to.
     associatedtype State: Equatable & Codable & Sendable

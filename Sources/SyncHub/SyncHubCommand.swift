@@ -3,7 +3,8 @@ import Foundation
 import Logging
 import WebSocketLoop
 
-/// `synchub`: hosts many letter boards over WebSocket (CONTRACT.md).
+/// `synchub`: hosts many boards of every kind over WebSocket (docs/PROTOCOL.md;
+/// its flags: docs/OPERATIONS.md).
 @main
 struct SyncHubCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
 
-/// `syncclient`: the terminal client of SyncHub (CONTRACT.md).
+/// `syncclient`: the terminal client of SyncHub (K3 in docs/rules/README.md;
+/// the frames it speaks: docs/PROTOCOL.md).
 @main
 struct SyncClientCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -17,7 +18,7 @@ struct SyncClientCommand: ParsableCommand {
                       MoveCommand.self, ResetCommand.self, SendCommand.self, StockCommand.self, TodoCommand.self, BenchCommand.self])
 
     /// Parses and runs like ArgumentParser's own `main`, except that usage
-    /// errors exit 2 (CONTRACT) instead of 64.
+    /// errors exit 2 (K3) instead of 64.
     static func main() {
         var command: any ParsableCommand
         do {

@@ -1,7 +1,7 @@
 import Testing
 @testable import BoardCRDT
 
-/// BOARD.md C3-C5: two clients, each does something without having seen the
+/// docs/rules/letters.md C3-C5: two clients, each does something without having seen the
 /// other's change, then they sync. Every example of docs/SEMANTICS.md is one
 /// test here. Replica 1 and replica 2 tie on Lamport time, so 1's operation
 /// is ordered first.

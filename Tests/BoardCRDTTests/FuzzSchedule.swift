@@ -147,7 +147,7 @@ struct FuzzSchedule {
 
     // MARK: Steps
 
-    /// A random intent, checked against BOARD.md's sequential rules (B4-B10).
+    /// A random intent, checked against the sequential rules B4-B10 (docs/rules/letters.md).
     mutating func localIntent() throws(FuzzFailure) {
         let index = rng.below(replicas.count)
         let before = replicas[index]

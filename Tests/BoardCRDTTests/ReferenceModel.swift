@@ -2,7 +2,7 @@ import BoardCRDT
 
 /// The sequential reference the fuzzer compares every replica with, written
 /// apart from the engine: take every operation that is still alive, sort by
-/// (Lamport time, replica id) and apply the BOARD.md rules to a plain array.
+/// (Lamport time, replica id) and apply the docs/rules/letters.md rules to a plain array.
 enum ReferenceModel {
     struct Result: Equatable {
         /// Letters in order with the operation that selected each.

@@ -1,7 +1,7 @@
 import Testing
 @testable import BoardCRDT
 
-/// BOARD.md B3-B10 on one replica: the sequential rules every merge replays.
+/// docs/rules/letters.md B3-B10 on one replica: the sequential rules every merge replays.
 @Suite struct SequentialRuleTests {
     @Test func b3NewBoardIsEmpty() {
         let replica = board(1)

@@ -1,11 +1,12 @@
 import Foundation
 import Testing
 
-/// The one-shot subcommands exactly as CONTRACT lists them, run as the built
-/// `syncclient` binary against the real hub: `state --json` prints the state
-/// object on one line; `select`, `deselect`, `move`, `reset` exit 0 once the
-/// hub acknowledged, 1 with the hub's message on standard error when it
-/// refused, 2 on a usage or connection error.
+/// The one-shot subcommands exactly as K3 and docs/rules/letters.md ("Frames")
+/// list them, run as the built `syncclient` binary against the real hub:
+/// `state --json` prints the state object on one line; `select`,
+/// `deselect`, `move`, `reset` exit 0 once the hub acknowledged, 1 with
+/// the hub's message on standard error when it refused, 2 on a usage or
+/// connection error.
 @Suite(.serialized) struct OneShotTests {
     /// Runs a one-shot and returns its result.
     private func client(_ arguments: String...) throws -> CommandResult {
@@ -158,7 +159,7 @@ import Testing
         #expect(state.status == 2)
         #expect(state.output.isEmpty)
 
-        // A bad board NAME is refused by the hub before the upgrade (CONTRACT).
+        // A bad board NAME is refused by the hub before the upgrade (K1).
         let hub = try HubProcess()
         for name in [".hidden", String(repeating: "n", count: 65)] {
             let refused = try syncclient(["state", "\(hub.url)/boards/\(name)", "--json"])

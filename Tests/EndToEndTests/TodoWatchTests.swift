@@ -67,7 +67,7 @@ import Testing
         screen.rows.firstIndex { String($0).contains("○ " + title) || String($0).contains("● " + title) }
     }
 
-    // MARK: One-shots (CONTRACT exit codes)
+    // MARK: One-shots (the exit codes of K3)
 
     @Test func oneShotsAddTickEditMoveDeleteAndListWithContractExitCodes() throws {
         let hub = try HubProcess()

@@ -53,7 +53,7 @@ import Testing
         #expect(watch.screen.tileNumber(of: "D") == nil)
         expectHub(url, order: "FA")
 
-        // Shift-Q toggles Q (lower-case q quits, CONTRACT).
+        // Shift-Q toggles Q (lower-case q quits, K3).
         watch.type("Q")
         watch.waitFor("Q selected") { $0.topOrder == "FAQ" }
         expectHub(url, order: "FAQ")

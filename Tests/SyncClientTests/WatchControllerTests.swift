@@ -41,7 +41,7 @@ import Testing
         var watch = controller(order: "FA")
         #expect(sends(watch.key("g")) == [.select(letter("G"))])
         #expect(sends(watch.key("A")) == [.deselect(letter("A"))])
-        // h, s and r are letters too; lower-case q quits (CONTRACT), Q toggles Q.
+        // h, s and r are letters too; lower-case q quits (K3), Q toggles Q.
         #expect(sends(watch.key("Q")) == [.select(letter("Q"))])
         #expect(sends(watch.key("h")) == [.select(letter("H"))])
         #expect(watch.handle(.input(.key(.character("q")))) == [.quit])

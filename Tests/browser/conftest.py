@@ -182,7 +182,7 @@ def shot(request):
 
 
 class ThinClient:
-    """A minimal CONTRACT.md thin client (Python `websockets`, sync API)."""
+    """A minimal thin client of docs/PROTOCOL.md (Python `websockets`, sync API)."""
 
     def __init__(self, url: str):
         self.url = url

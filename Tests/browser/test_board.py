@@ -1,4 +1,4 @@
-"""Real-browser end-to-end tests of the letter board page (BOARD.md B*, C2, V1-V4).
+"""Real-browser end-to-end tests of the letter board page (docs/rules/letters.md B*, C2, V1-V4).
 
 Run:  swift build && pytest Tests/browser -v
 Env:  SYNCHUB_BIN (default .build/debug/synchub), SYNCCLIENT_BIN (optional

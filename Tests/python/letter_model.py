@@ -1,6 +1,6 @@
 """An independent reference model of the letter board (issue #9).
 
-Written from the rules in BOARD.md (B2-B10) and the merge construction in
+Written from the rules in docs/rules/letters.md (B2-B10) and the merge construction in
 docs/SEMANTICS.md (sections 1, 2, 4, 5, 6, 7), not from the Swift engine:
 
 - the state is a list of at most 6 selections, each a letter and the id
@@ -15,7 +15,7 @@ docs/SEMANTICS.md (sections 1, 2, 4, 5, 6, 7), not from the Swift engine:
 Operations are the wire's JSON objects:
 ``{"id": [replica, seq], "lamport": L, "change": {"op": ...}}``.
 Nothing here does I/O; the model is plain lists and dicts so that it can be
-read against BOARD.md line by line.
+read against docs/rules/letters.md line by line.
 """
 
 CAPACITY = 6  # B5

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A randomized, model-based check of a CLUSTER of real hubs (cluster mode,
-/work/shared/CLUSTER.md R1-R8; the single hub's check is randomized_hub.py).
+docs/CLUSTER.md R1-R8; the single hub's check is randomized_hub.py).
 
 Three real `synchub --redis` hubs share one private `redis-server` (AOF,
 `appendfsync always`, started on a free port by this script, never the

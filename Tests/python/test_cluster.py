@@ -1,4 +1,4 @@
-"""End-to-end tests of cluster mode (shared/CLUSTER.md, rules R1-R11):
+"""End-to-end tests of cluster mode (docs/CLUSTER.md, rules R1-R11):
 several real `synchub --redis` hubs sharing boards through a private
 redis-server (cluster_support.py), over real sockets, for every board kind
 (letters /boards, set, stock, todo).

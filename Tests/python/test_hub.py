@@ -1,7 +1,7 @@
 """End-to-end tests of the real synchub binary over real sockets (issue 3).
 
 Thin clients here are Python `websockets`, a third-party client. Rules cited
-are BOARD.md's; codes are docs/PROTOCOL.md's.
+are docs/rules/letters.md's; codes are docs/PROTOCOL.md's.
 """
 import asyncio, json, os, signal, subprocess, sys, time, urllib.request, urllib.error
 import pytest

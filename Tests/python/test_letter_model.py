@@ -1,4 +1,4 @@
-"""The reference model of randomized_hub.py against BOARD.md and the worked
+"""The reference model of randomized_hub.py against docs/rules/letters.md and the worked
 cases of docs/SEMANTICS.md section 3 (no hub needed: a few milliseconds)."""
 import pytest
 import letter_model as m

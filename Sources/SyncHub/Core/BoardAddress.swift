@@ -1,4 +1,4 @@
-/// Which board a path names: its kind and its name (KINDS "Addressing").
+/// Which board a path names: its kind and its name (K1, docs/rules/README.md).
 /// `set/kitchen` and `todo/kitchen` are different boards.
 struct BoardAddress: Hashable, Sendable, CustomStringConvertible {
     /// The kind's name (`HostedKind.name`): "letters", "set".
@@ -42,7 +42,7 @@ struct BoardAddress: Hashable, Sendable, CustomStringConvertible {
         return .success(BoardAddress(kind: kind.name, name: name))
     }
 
-    /// Why `name` is not a valid board name, or nil when it is (CONTRACT:
+    /// Why `name` is not a valid board name, or nil when it is (K1:
     /// 1 to 64 of `A-Z a-z 0-9 . _ -`, not starting with `.`).
     static func problem(with name: String, segment: String = "boards") -> String? {
         let bytes = Array(name.utf8)

@@ -6,8 +6,15 @@ struct StoreError: Error, CustomStringConvertible {
     var description: String
 }
 
-/// A SQLite connection and its prepared statements. Used by one thread at a
-/// time (the store writer, or the service thread for loads, under a lock).
+/// A SQLite connection and its prepared statements. It has no lock, and
+/// SQLite's own is off (`SQLITE_OPEN_NOMUTEX`): each connection is confined
+/// to one thread. The hub opens three, all on the thread that creates the
+/// hub (its libwebsockets service thread): the reader `BoardStore`, used only
+/// there (board loads and idempotency-key lookups); the writer's
+/// `BoardStore`, used after `start()` only on `GroupCommitWriter`'s thread;
+/// and `WALCheckpointer`'s, used after `start()` only on its own thread.
+/// They share the file through SQLite's WAL file locking (busy timeout 5 s),
+/// never through memory.
 final class SQLiteDatabase {
     private var handle: OpaquePointer?
 

@@ -1,10 +1,11 @@
 // SyncHub letter board — thin browser client (docs/WEB.md).
-// Speaks exactly the thin protocol of CONTRACT.md over ws(s)://HOST/boards/NAME.
+// Speaks only the thin protocol (docs/PROTOCOL.md; docs/rules/letters.md, "Frames")
+// over ws(s)://HOST/boards/NAME.
 // No framework, no build step.
 'use strict';
 
 (() => {
-  const NAME_RE = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;   // CONTRACT.md board NAME
+  const NAME_RE = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;   // board NAME (K1)
   const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'.split('');   // B1
   const CAPACITY = 6;                                       // B5
   const DRAG_THRESHOLD = 6;          // px before a press becomes a drag

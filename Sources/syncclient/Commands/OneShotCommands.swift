@@ -43,14 +43,14 @@ struct BoardOptions: ParsableArguments {
     }
 }
 
-/// Runs one exchange and exits with CONTRACT's codes.
+/// Runs one exchange and exits with the codes of K3 (docs/rules/README.md).
 func runOneShot(_ options: BoardOptions, intent: LetterBoard.Intent?) throws {
     let url = intent == nil ? try options.parsedURL().url : try options.parsedURL(of: LetterBoard.self)
     try runOneShot(url: url, members: intent.map(LetterBoard.intentMembers), timeout: options.timeout)
 }
 
 /// Runs one exchange (`members`: the intent's JSON members, nil to read
-/// the state) and exits with CONTRACT's codes.
+/// the state) and exits with K3's codes.
 func runOneShot(url: WebSocketURL, members: String?, key: String? = nil, timeout: Double) throws {
     let outcome = ThinRequest(url: url, intentMembers: members, key: key, timeoutSeconds: timeout).run()
     switch outcome {

@@ -6,7 +6,7 @@ import WebSocketLoop
 
 /// `syncclient stock ...`: one-shots on a juice bar (/stock/NAME,
 /// docs/rules/stock.md). Exit 0 on ack, 1 when the hub refuses (its message
-/// on standard error), 2 on a usage or connection error (CONTRACT).
+/// on standard error), 2 on a usage or connection error (K3, docs/rules/README.md).
 struct StockCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stock",

@@ -6,7 +6,7 @@ import WebSocketLoop
 
 /// `syncclient todo ...`: one-shots on a reminders list (/todo/NAME,
 /// docs/rules/todo.md). Exit 0 on ack, 1 when the hub refuses (its message
-/// on standard error), 2 on a usage or connection error (CONTRACT).
+/// on standard error), 2 on a usage or connection error (K3, docs/rules/README.md).
 struct TodoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "todo",
@@ -34,7 +34,7 @@ func todoTextArgument(_ text: String, field: TodoList.Field) throws -> String {
     return text
 }
 
-/// Sends one todo intent and exits with CONTRACT's codes; `printing` is
+/// Sends one todo intent and exits with K3's codes; `printing` is
 /// what to print on the ack (the new item's id for `add`).
 private func runTodo(_ board: BoardOptions, _ intent: TodoList.Intent, printing line: String? = nil) throws {
     let url = try board.parsedURL(of: TodoList.self)

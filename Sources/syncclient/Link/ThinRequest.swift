@@ -3,7 +3,7 @@ import Foundation
 import SyncWire
 import WebSocketLoop
 
-/// How a one-shot command ended (CONTRACT exit codes).
+/// How a one-shot command ended (the exit codes of K3, docs/rules/README.md).
 enum RequestOutcome: Equatable {
     /// The hub acknowledged; carries the line to print, if any.
     case done(String?)

@@ -1,4 +1,4 @@
-/// The letter board (BOARD.md): 26 tiles, up to six selected in an order
+/// The letter board (docs/rules/letters.md): 26 tiles, up to six selected in an order
 /// everyone sees numbered. The first `BoardKind`.
 public enum LetterBoard: BoardKind {
     public static let name = "letters"

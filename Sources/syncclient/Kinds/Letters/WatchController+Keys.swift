@@ -3,7 +3,7 @@ import BoardCRDT
 /// Keyboard bindings (the help line lists them, `BoardScreen.helpTexts`).
 ///
 /// Every letter toggles its tile, in either case, except lower-case `q`,
-/// which quits (CONTRACT: `watch` runs "until q"); `Q` toggles Q. Other
+/// which quits (`watch` runs until `q`: K3, docs/rules/README.md); `Q` toggles Q. Other
 /// commands live on keys that are not letters: digits move, punctuation
 /// hides, shows and resets; Esc and Ctrl-C quit too.
 extension WatchController {
