@@ -21,7 +21,7 @@ cd "$ROOT"
 
 APT_PACKAGES=(libwebsockets-dev libwebsockets-evlib-ev libev-dev pkg-config libsqlite3-dev libhiredis-dev redis-server tmux python3-venv openssl)
 BROWSER_PACKAGES=(chromium chromium-driver)
-PY_PACKAGES=(websockets==17.4 pytest==9.2.0 selenium==4.51.0 PyJWT==2.15.1 cryptography==50.0.2)  # selenium 4.52 needs a certifi newer than PyPI serves here
+PY_PACKAGES=(websockets==17.4 pytest==9.2.0 selenium==4.51.0 PyJWT==2.15.1 cryptography==50.0.2 jsonpatch==1.33)  # selenium 4.52 needs a certifi newer than PyPI serves here
 PYVENV=$ROOT/.build/pyvenv
 
 BROWSER=1

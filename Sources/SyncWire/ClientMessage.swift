@@ -8,7 +8,7 @@ public enum ClientMessage<Kind: WireKind>: Equatable, Sendable {
     /// Thin-client intents: the hub turns them into operations.
     /// `key` is the optional idempotency key: a resend is applied at most once.
     case intent(Kind.Intent, ref: String?, key: String? = nil)
-    /// Who acts on this connection from now on (KINDS "Who is acting").
+    /// Who acts on this connection from now on (K10, docs/rules/README.md).
     case join(name: String, ref: String?)
     /// A replica client introduces itself and says what it already has, so
     /// the hub sends only what it lacks (resume without refetching).
@@ -21,6 +21,16 @@ public enum ClientMessage<Kind: WireKind>: Equatable, Sendable {
     /// A token presented after the upgrade (browsers) or a newer one
     /// before the current one expires (refresh): docs/SECURITY.md.
     case auth(token: String, ref: String?)
+    /// How this connection wants the board's state from now on: whole
+    /// `state` frames or `patch` frames (docs/PROTOCOL.md "Patches").
+    case subscribe(StateFormat, ref: String?)
+}
+
+/// What a thin connection gets after each change: whole states (the
+/// default) or patches from the last state it received.
+public enum StateFormat: String, Equatable, Sendable {
+    case state
+    case patch
 }
 
 /// `auth`'s one field.
@@ -69,11 +79,16 @@ public struct ReplicaHello: Equatable, Sendable {
     /// sent to a hub (0: none). A hub with no record of a replica that
     /// sent something answers `unknown_replica`.
     public var sent: UInt64
-    public init(replica: ReplicaID, name: String?, frontier: Stamp, sent: UInt64) {
+    /// Whether the client wants `presence` frames (who is on the board, who
+    /// edits what) in place of whole `state` frames: its operations carry
+    /// the rest.
+    public var presenceOnly: Bool
+    public init(replica: ReplicaID, name: String?, frontier: Stamp, sent: UInt64, presenceOnly: Bool = false) {
         self.replica = replica
         self.name = name
         self.frontier = frontier
         self.sent = sent
+        self.presenceOnly = presenceOnly
     }
 }
 
@@ -89,9 +104,9 @@ public struct ProtocolError: Error, Equatable, Sendable {
 
 /// Bounds on what a client frame may carry (docs/PROTOCOL.md).
 public enum ClientLimits {
-    /// Longest `ref` echoed back (CONTRACT).
+    /// Longest `ref` echoed back (K6).
     public static let maxRefLength = 64
-    /// Longest idempotency key (KINDS: 1 to 64 characters).
+    /// Longest idempotency key (K6: 1 to 64 characters).
     public static let maxKeyLength = 64
     /// Longest display name (`join`, `hello`).
     public static let maxNameLength = 32
@@ -116,6 +131,8 @@ private struct Envelope<Change: Equatable & Codable & Sendable>: Decodable {
     var name: String?
     var frontier: Stamp?
     var sent: UInt64?
+    var presence: Bool?
+    var format: String?
     var operations: [BoardCRDT.Operation<Change>]?
 }
 
@@ -157,7 +174,16 @@ extension ClientMessage {
                 throw ProtocolError("bad_field", "\"sent\" is beyond 2^62")
             }
             return .hello(Hello(replica: replica, name: envelope.name, frontier: envelope.frontier ?? .origin,
-                                sent: envelope.sent ?? 0))
+                                sent: envelope.sent ?? 0, presenceOnly: envelope.presence ?? false))
+        case "subscribe":
+            let envelope = try WireDecoding.decode(Envelope<Kind.Change>.self, from: data)
+            guard let text = envelope.format else {
+                throw ProtocolError("missing_field", "subscribe needs \"format\": \"patch\" or \"state\"")
+            }
+            guard let format = StateFormat(rawValue: text) else {
+                throw ProtocolError("bad_field", "\"format\" must be \"patch\" or \"state\", not \"\(text.prefix(32))\"")
+            }
+            return .subscribe(format, ref: head.ref)
         case "ops":
             let envelope = try WireDecoding.decode(Envelope<Kind.Change>.self, from: data)
             guard let operations = envelope.operations else {
@@ -180,7 +206,7 @@ extension ClientMessage {
             if let intent = try Kind.intent(type: head.type, frame: data) {
                 return .intent(intent, ref: head.ref, key: head.key)
             }
-            let expected = (Kind.intentTypes + ["join", "hello", "ops"]).joined(separator: ", ")
+            let expected = (Kind.intentTypes + ["join", "subscribe", "hello", "ops"]).joined(separator: ", ")
             throw ProtocolError("unknown_type", "unknown \"type\" \"\(head.type.prefix(32))\" on a \(Kind.name) board; expected one of \(expected)")
         }
     }
@@ -194,14 +220,16 @@ extension ClientMessage {
     /// The `ref` a reply to this message echoes.
     public var ref: String? {
         switch self {
-        case let .intent(_, ref, _), let .join(_, ref), let .operations(_, ref), let .editing(_, ref), let .auth(_, ref): ref
+        case let .intent(_, ref, _), let .join(_, ref), let .operations(_, ref), let .editing(_, ref), let .auth(_, ref),
+             let .subscribe(_, ref): ref
         case .hello: nil
         }
     }
 }
 
 extension ClientMessage {
-    /// Encodes a thin-client intent frame (CONTRACT), as a client sends it.
+    /// Encodes a thin-client intent frame (docs/PROTOCOL.md, "Client to hub:
+    /// thin intents"), as a client sends it.
     public static func thinFrame(_ intent: Kind.Intent, ref: String?, key: String? = nil) -> String {
         var out = "{" + Kind.intentMembers(intent)
         if let ref {
@@ -223,8 +251,14 @@ extension ClientMessage {
             HubMessage.appendJSONString(name, to: &out)
         }
         out += ",\"frontier\":{\"lamport\":\(hello.frontier.lamport),\"replica\":\(hello.frontier.replica.rawValue)}"
-        out += ",\"sent\":\(hello.sent)}"
-        return out
+        out += ",\"sent\":\(hello.sent)"
+        if hello.presenceOnly { out += ",\"presence\":true" }
+        return out + "}"
+    }
+
+    /// Encodes a `subscribe` frame.
+    public static func subscribeFrame(_ format: StateFormat) -> String {
+        "{\"type\":\"subscribe\",\"format\":\"\(format.rawValue)\"}"
     }
 
     /// Encodes a `join` frame.

@@ -21,6 +21,36 @@ public enum HubMessage {
         return out
     }
 
+    /// The common members of a `state` frame, in the order they are
+    /// written, before the kind's own (`WireKind.stateShape`) and presence.
+    public static func stateHead(board: String, kind: String, version: UInt64, clients: Int, names: [String]) -> [ShapeMember] {
+        [ShapeMember("type", .value("\"state\"")), ShapeMember("board", .string(board)), ShapeMember("kind", .string(kind)),
+         ShapeMember("version", .int(version)), ShapeMember("clients", .int(clients)),
+         ShapeMember("names", .array(names.map { .string($0) }))]
+    }
+
+    /// `{"type":"patch","board":...,"version":N,"ops":[...]}`: `ops` (JSON
+    /// Patch, `StatePatch`) turn the connection's last state into the one
+    /// at `version`.
+    public static func patch(board: String, version: UInt64, ops: String) -> String {
+        var out = "{\"type\":\"patch\",\"board\":"
+        out.reserveCapacity(48 + ops.utf8.count)
+        appendJSONString(board, to: &out)
+        out += ",\"version\":\(version),\"ops\":"
+        out += ops
+        return out + "}"
+    }
+
+    /// `{"type":"presence","board":...,"version":N,"clients":...,"names":[...]}`
+    /// plus `"editing":{...}` on kinds that track it: what a replica client
+    /// that asked for it (`hello` with `"presence":true`) gets in place of
+    /// whole states, since its operations carry the rest.
+    public static func presence(board: String, version: UInt64, presence: String) -> String {
+        var out = "{\"type\":\"presence\",\"board\":"
+        appendJSONString(board, to: &out)
+        return out + ",\"version\":\(version)," + presence + "}"
+    }
+
     /// `have`, on answers to a replica client's `ops`: the highest sequence
     /// number of its replica the hub holds durably. Operations after it were
     /// not integrated (they wait behind a gap) and must be sent again.
@@ -47,7 +77,7 @@ public enum HubMessage {
     }
 
     /// Told to an author whose acknowledged change a later one by someone
-    /// else overwrote or undid (KINDS "Frames"); never an answer.
+    /// else overwrote or undid (K9, docs/rules/README.md); never an answer.
     /// `item`, `field` and `text` name what changed, for kinds with items.
     public static func notice(ref: String?, code: String, message: String, item: String? = nil, field: String? = nil,
                               text: String? = nil) -> String {

@@ -18,9 +18,11 @@ public protocol WireKind: BoardKind {
     static func intent(type: String, frame: Data) throws(ProtocolError) -> Intent?
     /// The intent as JSON members, `type` first: `"type":"choose","card":"2SFR"`.
     static func intentMembers(_ intent: Intent) -> String
-    /// The kind's own members of a `state` frame, after the common ones:
-    /// `"order":["F","A"]`.
-    static func stateMembers(_ state: State) -> String
+    /// The kind's own members of a `state` frame, after the common ones
+    /// (`"order":["F","A"]` as a shape): whole states are written from it
+    /// and patches computed on it (`StatePatch`). Lists of elements with
+    /// ids are `.identified`, so a change of one is a patch about it.
+    static func stateShape(_ state: State) -> [ShapeMember]
     /// The change as JSON, the same shape its `Codable` form decodes
     /// (written by hand: the store writes one per operation).
     static func changeJSON(_ change: Change) -> String
@@ -50,6 +52,10 @@ extension WireKind {
     public static func summary(of change: Change) -> String { "your change" }
     public static var tracksEditing: Bool { false }
     public static func editingProblem(_ id: String, in state: State) -> (code: String, message: String)? { nil }
+
+    /// The kind's own members of a `state` frame as JSON text:
+    /// `"order":["F","A"]`.
+    public static func stateMembers(_ state: State) -> String { ShapeMember.text(stateShape(state)) }
 
     /// `{"id":[r,s],"lamport":l,"by":"ana","change":{...}}`, written by hand.
     public static func operationJSON(_ operation: BoardCRDT.Operation<Change>) -> String {

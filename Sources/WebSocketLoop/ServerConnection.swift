@@ -29,6 +29,13 @@ public final class ServerConnection: @unchecked Sendable {
     /// Monotonic nanoseconds since the oldest unsent frame was queued.
     var waitingSince: UInt64?
     var receiveBuffer: [UInt8] = []
+    /// Which publish of its board's state this connection holds once what
+    /// is queued is written (0: none): a patch goes only to a connection
+    /// that holds the patch's base (the hub sets it, docs/PROTOCOL.md "Patches").
+    public var heldState: UInt64 = 0
+    /// Whether a state (or patch) waits in the `latest` slot unwritten: a
+    /// newer patch cannot follow it there, a whole state replaces it.
+    public var stateWaiting: Bool { latest != nil }
     var receivePaused = false
 
     init(id: UInt64, path: String, admission: Admission, peerAddress: String, wsi: OpaquePointer) {

@@ -57,7 +57,7 @@ struct HubCoreHarness {
     }
 
     static func published(_ actions: [HubAction]) -> [String: Any]? {
-        for case let .publish(text, _) in actions { return json(text) }
+        for case let .publish(published) in actions { return json(published.frame) }
         return nil
     }
 

@@ -29,8 +29,8 @@ struct HubCoreTests {
     }
 
     func published(_ actions: [HubAction]) -> [String: Any]? {
-        for case let .publish(text, _) in actions {
-            return try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+        for case let .publish(published) in actions {
+            return try? JSONSerialization.jsonObject(with: Data(published.frame.utf8)) as? [String: Any]
         }
         return nil
     }

@@ -160,7 +160,7 @@ import SyncWire
     @Test func unknownTypesNameWhatIsExpected() {
         let problem = error(#"{"type":"tick","id":"a1"}"#)
         #expect(problem?.code == "unknown_type")
-        #expect(problem?.message == "unknown \"type\" \"tick\" on a todo board; expected one of add, edit, done, move, delete, editing, join, hello, ops")
+        #expect(problem?.message == "unknown \"type\" \"tick\" on a todo board; expected one of add, edit, done, move, delete, editing, join, subscribe, hello, ops")
         #expect(error(#"{"type":"select","letter":"A"}"#)?.code == "unknown_type", "another kind's intent")
         #expect(error(#"{"id":"a1"}"#)?.code == "missing_field")
         #expect(error(#"{"type":"add","after":null"#)?.code == "bad_json")

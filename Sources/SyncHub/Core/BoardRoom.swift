@@ -10,7 +10,7 @@ class BoardRoom {
     let address: BoardAddress
     /// `address.key`: the board's key in the hub and the store.
     let name: String
-    /// Grows with every change of the board's shared state (KINDS `version`).
+    /// Grows with every change of the board's shared state (K5).
     var version: UInt64
     /// The newest durable version: what `state` frames show.
     var durableVersion: UInt64
@@ -26,12 +26,20 @@ class BoardRoom {
     private(set) var operationsInFlight: [ReplicaID: UInt64] = [:]
     /// The state frame needs sending (change, join or leave).
     var needsPublish = false
+    /// The state last published while some connection takes patches (the
+    /// base of the next patch; nil when none does) and its hub-wide number.
+    var published: StateShape?
+    var publishedGeneration: UInt64 = 0
+    /// The presence last sent to replica clients that take `presence`.
+    var lastPresence: String?
+    /// Connections that get the whole state with the next publish (`subscribe`).
+    var wholeStateDue: Set<UInt64> = []
     /// The kind's opening (a first deal) is on its way to the store: no
     /// state is shown before it is durable, so nobody sees a board before
     /// its first game (KindRoom.open).
     var openingInFlight = false
     var emptySince: UInt64?
-    /// Idempotency keys of thin intents (at most once, KINDS "Frames").
+    /// Idempotency keys of thin intents (at most once, K6).
     var keys: IntentKeys
     /// Replica clients whose `sync` waits for a compaction to become
     /// durable, with the frontier each said it holds.
@@ -79,10 +87,14 @@ class BoardRoom {
     /// Called once when the board is created in memory (see `KindRoom.open`).
     func open(core: inout HubCore) {}
 
-    /// The `state` frame of the durable state.
-    func stateFrame() -> String {
+    /// The durable state as its `state` frame's shape (`stateHead`, the
+    /// kind's members, `editing`).
+    func stateShape() -> StateShape {
         preconditionFailure("BoardRoom is abstract: KindRoom draws the state")
     }
+
+    /// Who edits which item now, on kinds that track it; nil otherwise.
+    func editingShape() -> StateShape? { nil }
 
     /// A record of this board became durable: advance the durable state,
     /// relay operations and checkpoints to replica clients.
@@ -141,16 +153,16 @@ class BoardRoom {
         return true
     }
 
-    /// `"editing":{"ana":"a1"}`: who edits which item, by acting name;
-    /// only items `isShown` (a deleted item's editors drop out).
-    func editingMembers(isShown: (String) -> Bool) -> String {
+    /// `{"ana":"a1"}`: who edits which item, by acting name; only items
+    /// `isShown` (a deleted item's editors drop out).
+    func editingValue(isShown: (String) -> Bool) -> String {
         var pairs: [(name: String, item: String)] = []
         for (connection, item) in editingItems {
             if let member = members[connection], isShown(item) { pairs.append((member.actingName, item)) }
         }
         // One entry per name (a person on two devices shows once).
         pairs.sort { $0.name < $1.name || ($0.name == $1.name && $0.item < $1.item) }
-        var out = "\"editing\":{"
+        var out = "{"
         var last: String?
         for pair in pairs where pair.name != last {
             if last != nil { out += "," }
@@ -160,6 +172,14 @@ class BoardRoom {
             HubMessage.appendJSONString(pair.item, to: &out)
         }
         return out + "}"
+    }
+
+    /// The common members of the `state` frame: type, board, kind,
+    /// version, clients (on every hub, cluster mode) and names.
+    func stateHead() -> [ShapeMember] {
+        HubMessage.stateHead(board: address.name, kind: address.kind, version: durableVersion,
+                             clients: members.count + shared.remoteClients,
+                             names: shared.remoteNames.isEmpty ? names : (names + shared.remoteNames).sorted())
     }
 
     /// The names given on this hub alone (what presence tells the other hubs).
@@ -179,7 +199,7 @@ struct Member {
     var replica: ReplicaID?
     /// The name given by `join` or `hello`.
     var name: String?
-    /// `guest-N`, the name it acts under until it gives one (KINDS).
+    /// `guest-N`, the name it acts under until it gives one (K10).
     var guest: String
     /// The name a replica client's operations carry: its hello's, or ""
     /// for a replica that gave none (`Operation.author`).
@@ -192,6 +212,10 @@ struct Member {
     var role: BoardRole?
     /// When its last refused changes were (A9: ten a minute close it).
     var forbidden: [UInt64] = []
+    /// Whole states or patches (`subscribe`).
+    var format = StateFormat.state
+    /// A replica client that takes `presence` frames in place of states.
+    var presenceOnly = false
 
     /// Whether it may change the board (open hub, or a `write` role).
     /// With a token and no role (a refresh that took it away) it may not.

@@ -38,9 +38,10 @@ enum HubEvent {
 enum HubAction: Equatable {
     /// A frame for one connection, in order with its other replies.
     case send(connection: UInt64, frame: String)
-    /// The newest state of a board for these connections; a newer one may
-    /// replace it before it is written (conflation). Encoded once.
-    case publish(frame: String, to: [UInt64])
+    /// The newest state of a board for its connections, as a whole state
+    /// or a patch each; a newer one may replace it before it is written
+    /// (conflation). Computed once per board.
+    case publish(PublishedState)
     /// Must-arrive frames shared by several connections (replica relays).
     case relay(frame: String, to: [UInt64])
     case close(connection: UInt64, code: UInt16, reason: String)
@@ -50,7 +51,8 @@ enum HubAction: Equatable {
 }
 
 /// The hub's protocol as a state machine: events in, actions out, no I/O.
-/// The libwebsockets callback only translates (STYLE: pure core, thin shell).
+/// The libwebsockets callback only translates (docs/ARCHITECTURE.md, "Pure
+/// core, thin shell").
 struct HubCore {
     /// The replica id of boards that have none stored yet (new boards).
     let hubReplica: ReplicaID
@@ -62,9 +64,12 @@ struct HubCore {
     private var outbox: [DurableRecord] = []
     /// Boards whose state frame is due, so publishing costs O(changed boards).
     private var dirty: [BoardRoom] = []
+    /// The number of the last publish to patch connections, hub-wide
+    /// (`BoardRoom.publish`).
+    private var stateGenerations: UInt64 = 0
     var counters = HubCounters()
     var now: UInt64 = 0
-    /// The N of the next `guest-N` (KINDS "Who is acting").
+    /// The N of the next `guest-N` (K10, docs/rules/README.md).
     private var nextGuest: UInt64 = 1
     /// Checks tokens; nil on an open hub (A1). See `HubCore+Access.swift`.
     let verifier: TokenVerifier?
@@ -190,7 +195,7 @@ struct HubCore {
             room.needsPublish = false
             // Shown once its opening is durable (`committed` marks it again).
             if room.openingInFlight { continue }
-            actions.append(.publish(frame: room.stateFrame(), to: Array(room.members.keys)))
+            actions.append(.publish(room.publish(generations: &stateGenerations)))
             counters.statesPublished += 1
         }
         return actions
@@ -259,6 +264,7 @@ struct HubCore {
         boards[board]?.awaitingSync.removeAll { $0.connection == connection }
         boards[board]?.setName(nil, for: connection)
         boards[board]?.setEditing(nil, for: connection)
+        boards[board]?.wholeStateDue.remove(connection)
         markForPublish(boards[board])
         if boards[board]?.members.isEmpty == true { boards[board]?.emptySince = now }
     }

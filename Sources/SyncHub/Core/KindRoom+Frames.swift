@@ -19,7 +19,7 @@ extension KindRoom {
             case .operations: isOperations = true; isChange = true
             case .hello: isHello = true
             case .intent, .editing: isChange = true
-            case .join, .auth: break
+            case .join, .auth, .subscribe: break
             }
             return ParsedFrame(key: message.key, ref: message.ref, isOperations: isOperations, isHello: isHello,
                                message: message, error: nil, isChange: isChange)
@@ -63,6 +63,8 @@ extension KindRoom {
             announceEditing(item, ref: ref, connection: connection, core: &core, actions: &actions)
         case let .auth(token, ref):
             core.refresh(connection, token: token, ref: ref, actions: &actions)
+        case let .subscribe(format, _):
+            subscribe(connection, to: format, core: &core)
         }
     }
 
@@ -95,7 +97,7 @@ extension KindRoom {
         }
     }
 
-    /// Who acts on this connection from now on (KINDS "Who is acting").
+    /// Who acts on this connection from now on (K10, docs/rules/README.md).
     private func join(_ name: String, ref: String?, connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
         if let grant = members[connection]?.grant {
             // A11: with tokens, the name is the token's.
@@ -260,6 +262,7 @@ extension KindRoom {
         }
         guard hello.sent == 0 || replica.knows(hello.replica) else {
             members[connection]?.replica = nil
+            members[connection]?.presenceOnly = false
             replicaMembers.remove(connection)
             actions.append(.send(connection: connection, frame: HubMessage.error(ProtocolError(
                 "unknown_replica",
@@ -270,6 +273,12 @@ extension KindRoom {
         members[connection]?.replica = hello.replica
         members[connection]?.replicaName = hello.name ?? ""
         replicaMembers.insert(connection)
+        if hello.presenceOnly || members[connection]?.presenceOnly == true {
+            // From now on presence in place of states: sent at once.
+            members[connection]?.presenceOnly = hello.presenceOnly
+            lastPresence = nil
+            core.markForPublish(self)
+        }
         awaitingSync.removeAll { $0.connection == connection }
         if compactionInFlight {
             // Relays of what commits meanwhile still reach it; the sync goes

@@ -109,15 +109,17 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
     @_specialize(where Kind == SetTable)
     @_specialize(where Kind == FruitStock)
     @_specialize(where Kind == TodoList)
-    override func stateFrame() -> String {
-        var members = Kind.stateMembers(durableState)
-        if Kind.tracksEditing {
-            // An item still on its way to the store may be edited already: shown once durable.
-            members += "," + editingMembers { Kind.editingProblem($0, in: durableState) == nil }
-        }
-        return HubMessage.state(board: address.name, kind: Kind.name, version: durableVersion, members: members,
-                                clients: self.members.count + shared.remoteClients,
-                                names: shared.remoteNames.isEmpty ? names : (names + shared.remoteNames).sorted())
+    override func stateShape() -> StateShape {
+        var members = stateHead()
+        members += Kind.stateShape(durableState)
+        if let editing = editingShape() { members.append(ShapeMember("editing", editing)) }
+        return .object(members)
+    }
+
+    override func editingShape() -> StateShape? {
+        guard Kind.tracksEditing else { return nil }
+        // An item still on its way to the store may be edited already: shown once durable.
+        return .value(editingValue { Kind.editingProblem($0, in: durableState) == nil })
     }
 
     /// The record of `operations` (integrated just now, in order) for the store.

@@ -438,9 +438,8 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             switch action {
             case let .send(id, frame):
                 if let connection = server.connections[id] { server.send(OutgoingFrame(text: frame), to: connection) }
-            case let .publish(frame, ids):
-                let shared = OutgoingFrame(text: frame)
-                for id in ids { if let connection = server.connections[id] { server.sendLatest(shared, to: connection) } }
+            case let .publish(published):
+                deliver(published)
             case let .relay(frame, ids):
                 let shared = OutgoingFrame(text: frame)
                 for id in ids { if let connection = server.connections[id] { server.send(shared, to: connection) } }
@@ -453,6 +452,37 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             case let .authenticated(id):
                 authenticated(id)
             }
+        }
+    }
+
+    /// A board's new state: the whole frame to connections on whole states,
+    /// a patch to those on patches that hold its base with nothing waiting,
+    /// the whole state (latest wins) to the others, presence to replica
+    /// clients that asked for it. Each frame is encoded once.
+    private func deliver(_ published: PublishedState) {
+        var whole: OutgoingFrame?
+        func wholeFrame() -> OutgoingFrame {
+            if let whole { return whole }
+            let frame = OutgoingFrame(text: published.frame)
+            whole = frame
+            return frame
+        }
+        for id in published.stateTo {
+            if let connection = server.connections[id] { server.sendLatest(wholeFrame(), to: connection) }
+        }
+        let patch = published.patch.map { OutgoingFrame(text: $0) }
+        for id in published.patchTo {
+            guard let connection = server.connections[id] else { continue }
+            switch published.delivery(to: id, holding: connection.heldState, stateWaiting: connection.stateWaiting) {
+            case .nothing: continue
+            case .patch: if let patch { server.sendLatest(patch, to: connection) }
+            case .whole: server.sendLatest(wholeFrame(), to: connection)
+            }
+            connection.heldState = published.generation
+        }
+        if let presence = published.presence {
+            let frame = OutgoingFrame(text: presence)
+            for id in published.presenceTo { if let connection = server.connections[id] { server.sendLatest(frame, to: connection) } }
         }
     }
 

@@ -110,7 +110,7 @@ struct ReplicaSession<Kind: WireKind> {
     mutating func receive(_ frame: IncomingFrame<Kind>, now: UInt64) -> [Output] {
         if frame.type == "ops" || frame.type == "sync", let version = frame.version { self.version = version }
         switch frame.type {
-        case "state":
+        case "state", "presence":
             clients = frame.clients ?? clients
             names = frame.names ?? []
             editing = frame.editing ?? [:]
@@ -310,7 +310,9 @@ struct ReplicaSession<Kind: WireKind> {
 
     private mutating func hello() -> Output {
         synced = false
-        let hello = ReplicaHello(replica: replica.id, name: name, frontier: replica.checkpoint.frontier, sent: sentEver)
+        // Presence in place of whole states: the operations carry the rest.
+        let hello = ReplicaHello(replica: replica.id, name: name, frontier: replica.checkpoint.frontier, sent: sentEver,
+                                 presenceOnly: true)
         return .send(ClientMessage<Kind>.helloFrame(hello))
     }
 

@@ -62,7 +62,7 @@ struct HubDouble {
     }
 
     func state(_ key: String) -> [String: Any]? {
-        guard let frame = core.boards[key]?.stateFrame() else { return nil }
+        guard let frame = core.boards[key]?.stateShape().json else { return nil }
         return try? JSONSerialization.jsonObject(with: Data(frame.utf8)) as? [String: Any]
     }
 }
@@ -182,8 +182,8 @@ struct SharedOrderTests {
         #expect(!reloaded.contains { if case .close = $0 { return true } else { return false } }, "the thin client stays")
         #expect(b.core.boards["k"]?.members[2] != nil)
         let shown = b.core.publishChanged().compactMap { action -> Int? in
-            guard case let .publish(frame, to) = action, to.contains(2) else { return nil }
-            return (try? JSONSerialization.jsonObject(with: Data(frame.utf8)) as? [String: Any])?["version"] as? Int
+            guard case let .publish(published) = action, published.stateTo.contains(2) else { return nil }
+            return (try? JSONSerialization.jsonObject(with: Data(published.frame.utf8)) as? [String: Any])?["version"] as? Int
         }
         #expect(shown.count == 1 && (shown.first ?? 0) >= versionBefore, "the newer state is shown, the version never goes back")
         #expect(b.core.holds(board: BoardAddress(key: "k")))

@@ -1,7 +1,7 @@
 import BoardCRDT
 import Foundation
 
-/// The letter board on the wire (CONTRACT): `select`/`deselect` with
+/// The letter board on the wire (docs/rules/letters.md, "Frames"): `select`/`deselect` with
 /// `letter`, `move` with `letter` and `to`, `reset`; state member `order`.
 extension LetterBoard: WireKind {
     public static let pathSegment = "boards"
@@ -47,13 +47,8 @@ extension LetterBoard: WireKind {
         }
     }
 
-    public static func stateMembers(_ state: State) -> String {
-        var out = "\"order\":["
-        for (index, selection) in state.selections.enumerated() {
-            if index > 0 { out += "," }
-            out += "\"\(selection.letter)\""
-        }
-        return out + "]"
+    public static func stateShape(_ state: State) -> [ShapeMember] {
+        [ShapeMember("order", .array(state.selections.map { .value("\"\($0.letter)\"") }))]
     }
 
     public static func changeJSON(_ change: Change) -> String {

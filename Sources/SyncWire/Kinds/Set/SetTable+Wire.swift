@@ -58,27 +58,26 @@ extension SetTable: WireKind {
     /// "over":false,"players":{"ana":{"score":2,"misses":0,"picked":["1DOP"],
     /// "mismatch":false}},"last":{"player":"ana","cards":[...],"result":"set"}`
     /// (S9: `sets_on_table` always; players in name order).
-    public static func stateMembers(_ state: State) -> String {
-        var out = "\"game\":\(state.game),\"table\":["
-        for (index, place) in state.table.enumerated() {
-            if index > 0 { out += "," }
-            out += place.map { "\"\($0.code)\"" } ?? "null"
+    public static func stateShape(_ state: State) -> [ShapeMember] {
+        let players = state.players.sorted { $0.key < $1.key }.map { name, player in
+            ShapeMember(name, .object([
+                ShapeMember("score", .int(player.score)), ShapeMember("misses", .int(player.misses)),
+                ShapeMember("picked", .value(cardList(player.picked))), ShapeMember("mismatch", .bool(player.mismatch)),
+            ]))
         }
-        out += "],\"deck\":\(state.deck.count),\"sets_on_table\":\(state.setsOnTable),\"over\":\(state.over),\"players\":{"
-        for (index, (name, player)) in state.players.sorted(by: { $0.key < $1.key }).enumerated() {
-            if index > 0 { out += "," }
-            HubMessage.appendJSONString(name, to: &out)
-            out += ":{\"score\":\(player.score),\"misses\":\(player.misses),\"picked\":\(cardList(player.picked)),\"mismatch\":\(player.mismatch)}"
+        var last = StateShape.null
+        if let played = state.last {
+            var out = "{\"player\":"
+            HubMessage.appendJSONString(played.player, to: &out)
+            out += ",\"cards\":\(cardList(played.cards)),\"result\":\"\(played.result.rawValue)\"}"
+            last = .value(out)
         }
-        out += "},\"last\":"
-        if let last = state.last {
-            out += "{\"player\":"
-            HubMessage.appendJSONString(last.player, to: &out)
-            out += ",\"cards\":\(cardList(last.cards)),\"result\":\"\(last.result.rawValue)\"}"
-        } else {
-            out += "null"
-        }
-        return out
+        return [
+            ShapeMember("game", .int(state.game)),
+            ShapeMember("table", .array(state.table.map { place in place.map { .value("\"\($0.code)\"") } ?? .null })),
+            ShapeMember("deck", .int(state.deck.count)), ShapeMember("sets_on_table", .int(state.setsOnTable)),
+            ShapeMember("over", .bool(state.over)), ShapeMember("players", .object(players)), ShapeMember("last", last),
+        ]
     }
 
     /// The same shape as `SetTable.Change`'s `Codable` form.

@@ -60,21 +60,16 @@ extension FruitStock: WireKind {
         }
     }
 
-    public static func stateMembers(_ state: State) -> String {
-        var out = "\"stock\":{"
-        out += Fruit.allCases.map { "\"\($0.rawValue)\":\(state.count(of: $0))" }.joined(separator: ",")
-        out += "},\"can_make\":{"
-        out += Juice.allCases.map { "\"\($0.rawValue)\":\(state.canMake($0))" }.joined(separator: ",")
-        out += "},\"made\":{"
-        out += Juice.allCases.compactMap { juice in state.made[juice].map { "\"\(juice.rawValue)\":\($0)" } }.joined(separator: ",")
-        out += "},\"recent\":["
-        for (index, made) in state.recent.enumerated() {
-            if index > 0 { out += "," }
-            out += "{\"who\":"
-            HubMessage.appendJSONString(made.who, to: &out)
-            out += ",\"juice\":\"\(made.juice.rawValue)\"}"
+    public static func stateShape(_ state: State) -> [ShapeMember] {
+        let recent: [StateShape] = state.recent.map { made in
+            .object([ShapeMember("who", .string(made.who)), ShapeMember("juice", .value("\"\(made.juice.rawValue)\""))])
         }
-        return out + "]"
+        return [
+            ShapeMember("stock", .object(Fruit.allCases.map { ShapeMember($0.rawValue, .int(state.count(of: $0))) })),
+            ShapeMember("can_make", .object(Juice.allCases.map { ShapeMember($0.rawValue, .int(state.canMake($0))) })),
+            ShapeMember("made", .object(Juice.allCases.compactMap { juice in state.made[juice].map { ShapeMember(juice.rawValue, .int($0)) } })),
+            ShapeMember("recent", .array(recent)),
+        ]
     }
 
     public static func changeJSON(_ change: Change) -> String {

@@ -153,21 +153,17 @@ extension TodoList: WireKind {
         if let value { HubMessage.appendJSONString(value, to: &out) } else { out += "null" }
     }
 
-    public static func stateMembers(_ state: State) -> String {
-        var out = "\"items\":["
-        var first = true
+    /// `"items":[{"id":"a1","title":"milk","memo":"","done":false}]`, by id.
+    public static func stateShape(_ state: State) -> [ShapeMember] {
+        var items: [IdentifiedShape] = []
+        items.reserveCapacity(state.entries.count)
         for entry in state.entries where !entry.isDeleted {
-            if !first { out += "," }
-            first = false
-            out += "{\"id\":"
-            HubMessage.appendJSONString(entry.id, to: &out)
-            out += ",\"title\":"
-            HubMessage.appendJSONString(entry.title, to: &out)
-            out += ",\"memo\":"
-            HubMessage.appendJSONString(entry.memo, to: &out)
-            out += entry.done ? ",\"done\":true}" : ",\"done\":false}"
+            items.append(IdentifiedShape(id: entry.id, .object([
+                ShapeMember("id", .string(entry.id)), ShapeMember("title", .string(entry.title)),
+                ShapeMember("memo", .string(entry.memo)), ShapeMember("done", .bool(entry.done)),
+            ])))
         }
-        return out + "]"
+        return [ShapeMember("items", .identified(items))]
     }
 
     public static func changeJSON(_ change: Change) -> String {

@@ -1,0 +1,197 @@
+/// The JSON Patch (RFC 6902) that turns one state shape into the next,
+/// computed once per board per publish (docs/PROTOCOL.md "Patches").
+///
+/// - Leaves that differ are replaced; object members are removed, added or
+///   compared by key; plain arrays place by place.
+/// - `identified` arrays are compared by id: elements that left are
+///   removed, the longest run that kept its order stays, every other
+///   element moves (`move`, never a remove and an add of its content) or is
+///   added, and then each element is compared with its old self at its new
+///   place. Editing or ticking one item is one `replace` of that field;
+///   moving one is one `move`.
+/// - When an array changes in more places than `maxStructuralOps`, the
+///   patch replaces it whole: smaller than a long run of moves, and the
+///   diff's cost stays linear.
+public enum StatePatch {
+    public static let maxStructuralOps = 64
+
+    /// The operations as a JSON array, `[]` when the shapes are equal.
+    public static func ops(from old: StateShape, to new: StateShape) -> String {
+        var writer = Writer()
+        diff(old, new, path: "", into: &writer)
+        writer.out += "]"
+        return writer.out
+    }
+
+    /// Whether `ops(from:to:)` would be `[]`, without writing it.
+    public static func isEmpty(_ ops: String) -> Bool { ops == "[]" }
+
+    struct Writer {
+        var out = "["
+        var count = 0
+
+        mutating func op(_ name: String, path: String, value: StateShape? = nil, from: String? = nil) {
+            if count > 0 { out += "," }
+            count += 1
+            out += "{\"op\":\"\(name)\""
+            if let from {
+                out += ",\"from\":"
+                HubMessage.appendJSONString(from, to: &out)
+            }
+            out += ",\"path\":"
+            HubMessage.appendJSONString(path, to: &out)
+            if let value {
+                out += ",\"value\":"
+                value.write(to: &out)
+            }
+            out += "}"
+        }
+    }
+
+    /// A JSON Pointer token: `~` and `/` escaped (RFC 6901).
+    static func token(_ key: String) -> String {
+        guard key.contains("~") || key.contains("/") else { return key }
+        return key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+    }
+
+    static func diff(_ old: StateShape, _ new: StateShape, path: String, into writer: inout Writer) {
+        switch (old, new) {
+        case let (.value(a), .value(b)):
+            if a != b { writer.op("replace", path: path, value: new) }
+        case let (.object(a), .object(b)):
+            diffObjects(a, b, path: path, into: &writer)
+        case let (.array(a), .array(b)):
+            diffArrays(a, b, path: path, into: &writer)
+        case let (.identified(a), .identified(b)):
+            diffIdentified(a, b, path: path, into: &writer)
+        default:
+            writer.op("replace", path: path, value: new)
+        }
+    }
+
+    static func diffObjects(_ old: [ShapeMember], _ new: [ShapeMember], path: String, into writer: inout Writer) {
+        // The common case: the same keys in the same order (a kind's fixed members).
+        if old.count == new.count, zip(old, new).allSatisfy({ $0.key == $1.key }) {
+            for (a, b) in zip(old, new) { diff(a.value, b.value, path: path + "/" + token(a.key), into: &writer) }
+            return
+        }
+        var oldByKey: [String: StateShape] = [:]
+        for member in old { oldByKey[member.key] = member.value }
+        let newKeys = Set(new.map(\.key))
+        for member in old where !newKeys.contains(member.key) {
+            writer.op("remove", path: path + "/" + token(member.key))
+        }
+        for member in new {
+            let at = path + "/" + token(member.key)
+            if let before = oldByKey[member.key] {
+                diff(before, member.value, path: at, into: &writer)
+            } else {
+                writer.op("add", path: at, value: member.value)
+            }
+        }
+    }
+
+    static func diffArrays(_ old: [StateShape], _ new: [StateShape], path: String, into writer: inout Writer) {
+        let common = min(old.count, new.count)
+        if abs(old.count - new.count) > maxStructuralOps {
+            writer.op("replace", path: path, value: .array(new))
+            return
+        }
+        for index in 0..<common { diff(old[index], new[index], path: "\(path)/\(index)", into: &writer) }
+        if old.count > new.count {
+            for index in stride(from: old.count - 1, through: new.count, by: -1) { writer.op("remove", path: "\(path)/\(index)") }
+        } else {
+            for index in old.count..<new.count { writer.op("add", path: "\(path)/\(index)", value: new[index]) }
+        }
+    }
+
+    static func diffIdentified(_ old: [IdentifiedShape], _ new: [IdentifiedShape], path: String, into writer: inout Writer) {
+        // The common case: the same ids in the same order (a tick, an edit).
+        if old.count == new.count, zip(old, new).allSatisfy({ $0.id == $1.id }) {
+            for index in old.indices { diff(old[index].value, new[index].value, path: "\(path)/\(index)", into: &writer) }
+            return
+        }
+        guard let plan = Plan(old: old, new: new), plan.steps.count <= maxStructuralOps else {
+            writer.op("replace", path: path, value: .identified(new))
+            return
+        }
+        for step in plan.steps {
+            switch step {
+            case let .remove(index): writer.op("remove", path: "\(path)/\(index)")
+            case let .move(from, to): writer.op("move", path: "\(path)/\(to)", from: "\(path)/\(from)")
+            case let .add(index, element): writer.op("add", path: "\(path)/\(index)", value: element.value)
+            }
+        }
+        for (index, element) in new.enumerated() {
+            if let before = plan.oldValue[element.id] { diff(before, element.value, path: "\(path)/\(index)", into: &writer) }
+        }
+    }
+
+    /// How an identified array becomes the next: removals (from the end),
+    /// then, in the new order, moves of the elements off the longest
+    /// increasing run and additions, each placed right after the element
+    /// that precedes it in the new array.
+    struct Plan {
+        enum Step {
+            case remove(Int)
+            case move(from: Int, to: Int)
+            case add(Int, IdentifiedShape)
+        }
+        var steps: [Step] = []
+        var oldValue: [String: StateShape] = [:]
+
+        /// Nil when ids repeat (then the array is replaced whole).
+        init?(old: [IdentifiedShape], new: [IdentifiedShape]) {
+            var newIDs = Set<String>()
+            for element in new where !newIDs.insert(element.id).inserted { return nil }
+            for element in old {
+                guard oldValue[element.id] == nil else { return nil }
+                if newIDs.contains(element.id) { oldValue[element.id] = element.value }
+            }
+            for index in stride(from: old.count - 1, through: 0, by: -1) where !newIDs.contains(old[index].id) {
+                steps.append(.remove(index))
+                if steps.count > StatePatch.maxStructuralOps { return }
+            }
+            var current = old.map(\.id).filter { newIDs.contains($0) }
+            var place: [String: Int] = [:]
+            for (index, id) in current.enumerated() { place[id] = index }
+            let kept = Self.longestIncreasingRun(new.compactMap { place[$0.id] }).reduce(into: Set<String>()) { $0.insert(current[$1]) }
+            for (index, element) in new.enumerated() {
+                let after = index == 0 ? 0 : (current.firstIndex(of: new[index - 1].id) ?? -1) + 1
+                if oldValue[element.id] != nil {
+                    guard !kept.contains(element.id), let from = current.firstIndex(of: element.id) else { continue }
+                    current.remove(at: from)
+                    let to = index == 0 ? 0 : (current.firstIndex(of: new[index - 1].id) ?? -1) + 1
+                    current.insert(element.id, at: to)
+                    steps.append(.move(from: from, to: to))
+                } else {
+                    current.insert(element.id, at: after)
+                    steps.append(.add(after, element))
+                }
+                if steps.count > StatePatch.maxStructuralOps { return }
+            }
+        }
+
+        /// The values of the longest strictly increasing subsequence of `sequence`.
+        static func longestIncreasingRun(_ sequence: [Int]) -> [Int] {
+            var tails: [Int] = []          // index into sequence of the run's last element, per length
+            var previous = [Int](repeating: -1, count: sequence.count)
+            for (index, value) in sequence.enumerated() {
+                var low = 0, high = tails.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if sequence[tails[middle]] < value { low = middle + 1 } else { high = middle }
+                }
+                if low > 0 { previous[index] = tails[low - 1] }
+                if low == tails.count { tails.append(index) } else { tails[low] = index }
+            }
+            var run: [Int] = []
+            var index = tails.last ?? -1
+            while index >= 0 {
+                run.append(sequence[index])
+                index = previous[index]
+            }
+            return run.reversed()
+        }
+    }
+}
