@@ -43,6 +43,10 @@ public protocol WireKind: BoardKind {
     static var tracksEditing: Bool { get }
     /// Why `editing` of item `id` is refused in `state`, or nil.
     static func editingProblem(_ id: String, in state: State) -> (code: String, message: String)?
+    /// What a later notice about this intent's change would name, as
+    /// `ITEM/FIELD` (a todo edit of a title: `a1/title`): a notice carries
+    /// the ref of its author's intent about it (K9).
+    static func noticeSubjects(of intent: Intent) -> [String]
 }
 
 extension WireKind {
@@ -52,6 +56,7 @@ extension WireKind {
     public static func summary(of change: Change) -> String { "your change" }
     public static var tracksEditing: Bool { false }
     public static func editingProblem(_ id: String, in state: State) -> (code: String, message: String)? { nil }
+    public static func noticeSubjects(of intent: Intent) -> [String] { [] }
 
     /// The kind's own members of a `state` frame as JSON text:
     /// `"order":["F","A"]`.

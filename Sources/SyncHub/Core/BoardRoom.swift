@@ -132,6 +132,22 @@ class BoardRoom {
         }
     }
 
+    /// Per connection, the ref of its last intent about each notice subject
+    /// (`ITEM/FIELD`, `WireKind.noticeSubjects`): a notice about that
+    /// subject carries it (K9). At most `maxNoticeRefs` per connection.
+    private(set) var noticeRefs: [UInt64: [String: String]] = [:]
+    static let maxNoticeRefs = 256
+
+    func noteRef(_ ref: String?, about subjects: [String], from connection: UInt64) {
+        guard let ref, !subjects.isEmpty else { return }
+        var refs = noticeRefs[connection] ?? [:]
+        if refs.count >= Self.maxNoticeRefs { refs.removeAll() }
+        for subject in subjects { refs[subject] = ref }
+        noticeRefs[connection] = refs
+    }
+
+    func forgetRefs(of connection: UInt64) { noticeRefs[connection] = nil }
+
     /// Display names given on the board (`join`, `hello`), for presence;
     /// sorted once per change of who is named, not once per state frame.
     private(set) var names: [String] = []

@@ -265,6 +265,7 @@ struct HubCore {
         boards[board]?.setName(nil, for: connection)
         boards[board]?.setEditing(nil, for: connection)
         boards[board]?.wholeStateDue.remove(connection)
+        boards[board]?.forgetRefs(of: connection)
         markForPublish(boards[board])
         if boards[board]?.members.isEmpty == true { boards[board]?.emptySince = now }
     }

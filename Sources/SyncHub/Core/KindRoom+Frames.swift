@@ -44,6 +44,7 @@ extension KindRoom {
         }
         switch message {
         case let .intent(intent, ref, key):
+            noteRef(ref, about: Kind.noticeSubjects(of: intent), from: connection)
             if core.isShared {
                 proposeIntent(intent, ref: ref, key: key, by: connection, core: &core, actions: &actions)
             } else {

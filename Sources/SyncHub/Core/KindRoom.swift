@@ -212,9 +212,21 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
     func tell(_ notice: KindNotice, actions: inout [HubAction]) {
         let to = members.filter { $0.value.actingName == notice.to || (!$0.value.replicaName.isEmpty && $0.value.replicaName == notice.to) }
         guard !to.isEmpty else { return }
+        // The connection whose intent made the overwritten change gets its ref.
+        let subject = notice.item.map { $0 + "/" + (notice.field ?? "") }
+        var plain: [UInt64] = []
+        for id in to.keys {
+            if let subject, let ref = noticeRefs[id]?[subject] {
+                actions.append(.send(connection: id, frame: HubMessage.notice(ref: ref, code: notice.code, message: notice.message,
+                                                                              item: notice.item, field: notice.field, text: notice.text)))
+            } else {
+                plain.append(id)
+            }
+        }
+        guard !plain.isEmpty else { return }
         let frame = HubMessage.notice(ref: nil, code: notice.code, message: notice.message, item: notice.item, field: notice.field,
                                       text: notice.text)
-        actions.append(.relay(frame: frame, to: Array(to.keys)))
+        actions.append(.relay(frame: frame, to: plain))
     }
 
     /// The `sync` answering a replica client's `hello`.

@@ -153,6 +153,12 @@ extension TodoList: WireKind {
         if let value { HubMessage.appendJSONString(value, to: &out) } else { out += "null" }
     }
 
+    /// An edit's notice (TC2 `overwritten`) names its item and field.
+    public static func noticeSubjects(of intent: Intent) -> [String] {
+        guard case let .edit(id, title, memo) = intent else { return [] }
+        return (title == nil ? [] : [id + "/title"]) + (memo == nil ? [] : [id + "/memo"])
+    }
+
     /// `"items":[{"id":"a1","title":"milk","memo":"","done":false}]`, by id.
     public static func stateShape(_ state: State) -> [ShapeMember] {
         var items: [IdentifiedShape] = []
