@@ -9,6 +9,7 @@ frame, a close or a status, with a deadline; nothing sleeps.
 import time, urllib.error, urllib.request
 
 import pytest
+from hubprocess import Hub
 
 from auth_tokens import (AuthHub, Conn, KeyPair, claims, hs256_by_hand, mint, open_with_token,
                          refused_upgrade, secret_file, synchub_token, unsigned, with_payload)
@@ -448,3 +449,48 @@ def test_tokens_presented_never_appear_in_the_hubs_output(start, secret, tmp_pat
     out = hub.raw_output()
     for token in (good, bad):
         assert token.split(".")[2].encode() not in out and token.encode() not in out
+
+
+# MARK: Nothing is read for a token that is not valid (issue 19)
+
+def metric(hub, token, name):
+    status, page = get(f"http://127.0.0.1:{hub.port}/metrics", token)
+    assert status == 200, status
+    values = [line.split()[-1] for line in page.splitlines() if line.startswith(name + " ") or line.startswith(name + "{")]
+    return sum(float(v) for v in values)
+
+
+def test_a_connection_waiting_for_its_token_makes_no_store_read_until_a_valid_token_with_a_role(tmp_path, secret, conns):
+    """The board of a connection that upgraded without a token is read from
+    the store only once its `auth` frame brings a valid token with a role on
+    that board: a bad token, a token with no role there or another first
+    frame is closed with nothing read (synchub_board_reads_after_token_total)."""
+    metrics_token = "m3tr1cs-" + "y" * 16
+    flags = ("--auth-secret-file", str(secret), "--metrics-token", metrics_token)
+    data = str(tmp_path / "data")
+    first_hub = Hub(data=data, extra=flags)
+    try:
+        writer = Conn(first_hub.url("stored"), mint(secret, claims(sub="bo")))
+        writer.state()
+        assert writer.ask({"type": "select", "letter": "Q"})["type"] == "ack"
+        writer.ws.close()
+    finally:
+        first_hub.stop()
+    hub = Hub(data=data, extra=flags)     # the board is in the store only
+    try:
+        name = "synchub_board_reads_after_token_total"
+        for first in ({"type": "auth", "token": "not-a-token"},
+                      {"type": "auth", "token": mint(secret, claims(boards={"boards/other": "write"}))},
+                      {"type": "join", "name": "ana"}):
+            waiting = conns(Conn(hub.url("stored")))
+            waiting.send_raw(first)
+            code, _ = waiting.closed_without_frames()
+            assert code in (4401, 4403), (first, code)
+        assert metric(hub, metrics_token, name) == 0, "nothing read for a refused token"
+        waiting = conns(Conn(hub.url("stored")))
+        waiting.auth(mint(secret, claims(sub="ana")))
+        state = waiting.recv(5)
+        assert state["type"] == "state" and state["order"] == ["Q"], state
+        assert metric(hub, metrics_token, name) == 1
+    finally:
+        hub.stop()

@@ -15,21 +15,40 @@ extension HubCore {
     struct Awaiting {
         var board: BoardAddress
         var stored: StoredBoard?
+        /// Its token, verified and giving a role on `board`
+        /// (`verifyAwaiting`): only then is the board read.
+        var grant: Grant?
     }
 
     /// The board the shell must read from the store before handing over a
-    /// frame of `connection`: it waits for its token and its board is not
-    /// held. Nothing is read for a connection before it sends a frame.
+    /// frame of `connection`: it waits for its token, the token was
+    /// verified (`verifyAwaiting`) and its board is not held. Nothing is
+    /// read for a connection before it presents a valid token with a role
+    /// on the board.
     func boardToLoad(connection: UInt64) -> BoardAddress? {
-        guard let waiting = awaiting[connection], boards[waiting.board.key] == nil else { return nil }
+        guard let waiting = awaiting[connection], waiting.grant != nil, boards[waiting.board.key] == nil else { return nil }
         return waiting.board
     }
 
-    /// The board a connection waiting for its token is for (cluster mode
-    /// reads it, or catches up on it, when the token arrives).
-    func awaitingBoard(connection: UInt64) -> BoardAddress? {
-        awaiting[connection]?.board
+    /// The first frame of a connection waiting for its token, checked
+    /// before its board is read: true when it is an `auth` frame whose token
+    /// is valid and gives a role on the board (the grant is kept for
+    /// `authenticate`). False changes nothing: `authenticate` then closes it.
+    mutating func verifyAwaiting(_ connection: UInt64, frame: ParsedFrame) -> Bool {
+        guard let waiting = awaiting[connection], frame.error == nil, let token = frame.message as? String, let verifier,
+              let grant = try? verifier.verify(token, now: wallClock), grant.role(for: waiting.board) != nil else { return false }
+        awaiting[connection]?.grant = grant
+        return true
     }
+
+    /// The board a connection waiting for its token is for, once its token
+    /// was verified (cluster mode reads it, or catches up on it, then).
+    func awaitingBoard(connection: UInt64) -> BoardAddress? {
+        guard let waiting = awaiting[connection], waiting.grant != nil else { return nil }
+        return waiting.board
+    }
+
+    func isAwaitingToken(_ connection: UInt64) -> Bool { awaiting[connection] != nil }
 
     /// The store's copy of the board `boardToLoad` named.
     mutating func provide(_ stored: StoredBoard?, for connection: UInt64) {
@@ -67,7 +86,8 @@ extension HubCore {
         }
         guard let verifier else { return }
         do {
-            let grant = try verifier.verify(token, now: wallClock)
+            var grant: Grant
+            if let verified = waiting.grant { grant = verified } else { grant = try verifier.verify(token, now: wallClock) }
             admit(connection, to: waiting.board, stored: waiting.stored, grant: grant, actions: &actions)
         } catch {
             counters.authRefused += 1

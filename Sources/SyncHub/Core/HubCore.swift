@@ -366,6 +366,9 @@ struct HubCounters: Equatable {
     var statesPublished: UInt64 = 0
     var recordsCommitted: UInt64 = 0
     var boardsLoaded: UInt64 = 0
+    /// Boards read from the store for a connection that presented its token
+    /// after the upgrade (`HubCore.boardToLoad`).
+    var boardReads: UInt64 = 0
     var boardsEvicted: UInt64 = 0
     var replicasForgotten: UInt64 = 0
     var keyedResends: UInt64 = 0

@@ -24,6 +24,7 @@ final class HubMetrics {
     private let encodingFailures: Counter
     private let restamped: Counter
     private let unreadable: Counter
+    private let boardReads: Counter
     private let connectsRateLimited: Counter
     private let queryTokensRefused: Counter
     private let originsRefused: Counter
@@ -63,6 +64,7 @@ final class HubMetrics {
         encodingFailures = registry.makeCounter(name: "synchub_encoding_failures_total", help: "Frames the hub could not encode (connections closed with 1011)")
         restamped = registry.makeCounter(name: "synchub_operations_restamped_total", help: "Replica operations re-stamped after ones already integrated (an ack is final)")
         unreadable = registry.makeCounter(name: "synchub_boards_unreadable_total", help: "Boards whose stored data could not be loaded (joins closed with 1011)")
+        boardReads = registry.makeCounter(name: "synchub_board_reads_after_token_total", help: "Boards read from the store for a connection once its auth frame brought a valid token (never before)")
         connectsRateLimited = registry.makeCounter(name: "synchub_connects_rate_limited_total", help: "Upgrades refused with 429: over --max-connects-per-minute from one address")
         queryTokensRefused = registry.makeCounter(name: "synchub_query_tokens_refused_total", help: "Requests refused with 400 for a token in the query string")
         originsRefused = registry.makeCounter(name: "synchub_origins_refused_total", help: "Upgrades refused with 403 for an Origin not allowed")
@@ -93,6 +95,7 @@ final class HubMetrics {
         bump(authForbidden, counters.authForbidden, lastCounters.authForbidden)
         bump(authExpired, counters.authExpired, lastCounters.authExpired)
         bump(unreadable, counters.boardsUnreadable, lastCounters.boardsUnreadable)
+        bump(boardReads, counters.boardReads, lastCounters.boardReads)
         bump(refused, counters.operationsRefused, lastCounters.operationsRefused)
         bump(errors, counters.errorsSent, lastCounters.errorsSent)
         bump(rateLimited, counters.rateLimited, lastCounters.rateLimited)

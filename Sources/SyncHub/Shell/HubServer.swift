@@ -215,22 +215,25 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             carryOut(core.handle(.binary(connection: connection.id)))
             return
         }
-        if sharedLog != nil, let board = core.awaitingBoard(connection: connection.id) {
-            // Its token arrives: read its board now, not at the upgrade.
-            guard let loaded = readShared(board, for: connection) else { return }
-            if let loaded { core.provide(loaded, for: connection.id) }
-        } else if let board = core.boardToLoad(connection: connection.id), let reader {
-            // Its token arrives: read its board now, not at the upgrade.
-            do {
-                core.provide(try reader.load(board: board.key), for: connection.id)
-            } catch {
-                logger.error("cannot load board", metadata: ["board": "\(board)", "error": "\(error)"])
-                core.counters.boardsUnreadable += 1
-                server.close(connection, code: 1011, reason: "board could not be loaded")
-                return
+        guard let parsed = core.parse(connection: connection.id, message) else { return }
+        if core.isAwaitingToken(connection.id), core.verifyAwaiting(connection.id, frame: parsed) {
+            // A valid token with a role on the board arrived: read the board
+            // now (never at the upgrade, never for a token refused).
+            if sharedLog != nil, let board = core.awaitingBoard(connection: connection.id) {
+                guard let loaded = readShared(board, for: connection) else { return }
+                if let loaded { core.provide(loaded, for: connection.id) }
+            } else if let board = core.boardToLoad(connection: connection.id), let reader {
+                do {
+                    core.counters.boardReads += 1
+                    core.provide(try reader.load(board: board.key), for: connection.id)
+                } catch {
+                    logger.error("cannot load board", metadata: ["board": "\(board)", "error": "\(error)"])
+                    core.counters.boardsUnreadable += 1
+                    server.close(connection, code: 1011, reason: "board could not be loaded")
+                    return
+                }
             }
         }
-        guard let parsed = core.parse(connection: connection.id, message) else { return }
         if let key = parsed.key, let board = core.keyToLookUp(connection: connection.id, key: key), let reader {
             // A key older than the board's key memory: the store decides
             // whether this intent is a resend.
