@@ -81,9 +81,25 @@ import Testing
         #expect(back.deleter(of: "b2") == "cy")
         #expect(try json(TodoList.State(entries: [.init(id: "a1", title: "Milk", titleBy: "ana", memoBy: "ana"),
                                                   .init(id: "b2", deletedBy: "bo", deletedAt: 3)], deletions: 3))
-            == #"{"deletions":3,"entries":[{"done":false,"id":"a1","memo":"","memo_by":"ana","title":"Milk","title_by":"ana"},{"deleted_at":3,"deleted_by":"bo","done":false,"id":"b2","memo":"","title":""}]}"#)
+            == #"{"deletions":3,"entries":[{"done":false,"id":"a1","memo":"","memo_by":"ana","title":"Milk","title_by":"ana"},{"deleted_at":3,"deleted_by":"bo","id":"b2"}]}"#)
         let checkpoint = Checkpoint<TodoList>(state: state, frontier: Stamp(lamport: 9, replica: ReplicaID(2)), versions: VersionVector())
         #expect(try roundTrip(checkpoint) == checkpoint)
+    }
+
+    /// A deleted item keeps its place and who deleted it (TC3, TC5), never
+    /// its text: not in the state, nor in a checkpoint or `sync`.
+    @Test func aDeletedItemKeepsNoText() throws {
+        var state = reminders([("a1", "Milk")], by: "ana")
+        applyTodo(.edit(id: "a1", title: nil, memo: .init("secret memo", base: "")), by: "bo", to: &state)
+        applyTodo(.delete(id: "a1"), by: "cy", to: &state, seq: 2)
+        let entry = try #require(state.entries.first)
+        #expect(entry.title.isEmpty && entry.memo.isEmpty && entry.titleBy.isEmpty && entry.memoBy.isEmpty && entry.deletedBy == "cy")
+        let text = try json(Checkpoint<TodoList>(state: state, frontier: Stamp(lamport: 2, replica: ReplicaID(2)), versions: VersionVector()))
+        #expect(!text.contains("Milk") && !text.contains("secret memo"), "\(text)")
+        #expect(TodoList.violations(of: state).isEmpty)
+        // A tombstone stored with its text (before this rule) drops it when read.
+        let old = try decode(TodoList.State.self, #"{"deletions":1,"entries":[{"id":"a1","title":"Milk","memo":"m","done":true,"deleted_by":"cy","deleted_at":1}]}"#)
+        #expect(old.entries.first?.title == "" && old.entries.first?.isDeleted == true)
     }
 
     /// A checkpoint's state from a peer must pass `violations`: each broken

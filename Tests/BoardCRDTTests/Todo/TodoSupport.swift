@@ -249,6 +249,14 @@ struct TodoModel: Equatable {
                 deletions += 1
                 entries[index].deletedBy = author
                 entries[index].deletedAt = deletions
+                // A tombstone keeps who deleted it and its place, no text (T6).
+                entries[index].title = ""
+                entries[index].memo = ""
+                entries[index].done = false
+                entries[index].titleBy = ""
+                entries[index].memoBy = ""
+                entries[index].titleWith = []
+                entries[index].memoWith = []
                 // Only the newest `tombstonesKept` tombstones stay.
                 let tombstones = entries.filter { $0.deletedBy != nil }.map(\.deletedAt).sorted()
                 if tombstones.count > TodoList.tombstonesKept {

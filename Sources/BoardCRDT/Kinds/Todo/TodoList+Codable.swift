@@ -103,19 +103,31 @@ extension TodoList.Entry: Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Key.self)
-        self.init(id: try container.decode(String.self, forKey: .id), title: try container.decode(String.self, forKey: .title),
-                  memo: try container.decode(String.self, forKey: .memo), done: try container.decode(Bool.self, forKey: .done),
+        let deleted = container.contains(.deletedBy)
+        // A deleted item is written without text (`forgetText`); one stored
+        // before that rule keeps none once read.
+        self.init(id: try container.decode(String.self, forKey: .id),
+                  title: deleted ? "" : try container.decode(String.self, forKey: .title),
+                  memo: deleted ? "" : try container.decode(String.self, forKey: .memo),
+                  done: deleted ? false : try container.decode(Bool.self, forKey: .done),
                   titleBy: try container.decodeIfPresent(String.self, forKey: .titleBy) ?? "",
                   memoBy: try container.decodeIfPresent(String.self, forKey: .memoBy) ?? "",
                   deletedBy: try container.decodeIfPresent(String.self, forKey: .deletedBy),
                   deletedAt: try container.decodeIfPresent(UInt64.self, forKey: .deletedAt) ?? 0)
         titleWith = Array(try container.decodeIfPresent([String].self, forKey: .titleWith)?.prefix(TodoList.sharedAuthorsKept) ?? [])
         memoWith = Array(try container.decodeIfPresent([String].self, forKey: .memoWith)?.prefix(TodoList.sharedAuthorsKept) ?? [])
+        if deleted { forgetText() }
     }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Key.self)
         try container.encode(id, forKey: .id)
+        if let deletedBy {
+            // A tombstone: `{"id":"a1","deleted_by":"ana","deleted_at":3}`.
+            try container.encode(deletedBy, forKey: .deletedBy)
+            try container.encode(deletedAt, forKey: .deletedAt)
+            return
+        }
         try container.encode(title, forKey: .title)
         try container.encode(memo, forKey: .memo)
         try container.encode(done, forKey: .done)
@@ -145,6 +157,9 @@ extension TodoList {
             }
             if entry.isDeleted {
                 tombstones += 1
+                if !entry.title.isEmpty || !entry.memo.isEmpty || !entry.titleWith.isEmpty || !entry.memoWith.isEmpty {
+                    problems.append("\(entry.id) is deleted and keeps text")
+                }
                 if entry.deletedAt == 0 || entry.deletedAt > state.deletions || !deletedAt.insert(entry.deletedAt).inserted {
                     problems.append("\(entry.id) has delete number \(entry.deletedAt) of \(state.deletions)")
                 }

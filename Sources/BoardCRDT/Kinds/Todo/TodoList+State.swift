@@ -101,6 +101,17 @@ extension TodoList {
 
         public var isDeleted: Bool { deletedBy != nil }
 
+        /// A deleted item keeps its id, place, who deleted it and when: no text, no authors.
+        mutating func forgetText() {
+            title = ""
+            memo = ""
+            done = false
+            titleBy = ""
+            memoBy = ""
+            titleWith = []
+            memoWith = []
+        }
+
         static func fingerprint(_ id: String) -> UInt64 {
             var hash: UInt64 = 0xcbf2_9ce4_8422_2325
             for byte in id.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }

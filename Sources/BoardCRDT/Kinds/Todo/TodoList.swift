@@ -194,6 +194,9 @@ public enum TodoList: BoardKind {
                 state.deletions += 1
                 state.entries[index].deletedBy = author
                 state.entries[index].deletedAt = state.deletions
+                // Kept only as an anchor (TC5) and to say who deleted it
+                // (TC3): its text goes, out of every checkpoint and sync.
+                state.entries[index].forgetText()
                 state.tombstones += 1
                 state.forgetOldTombstones()
                 return .applied
