@@ -615,3 +615,79 @@ def test_reconnects_and_shows_it(hub_binary, browsers, thin, shot):
     finally:
         for h in hubs:
             h.stop()
+
+
+# Wraps the page's WebSocket before its script runs and logs, in order, what
+# it sends and what it receives: ["sent"|"recv", frame].
+FRAME_LOG_JS = r"""
+window.__log = [];
+const Native = window.WebSocket;
+const message = Object.getOwnPropertyDescriptor(Native.prototype, 'onmessage');
+class Spy extends Native {
+  send(data) { window.__log.push(['sent', JSON.parse(data)]); return super.send(data); }
+}
+Object.defineProperty(Spy.prototype, 'onmessage', {
+  get() { return message.get.call(this); },
+  set(handler) {
+    message.set.call(this, (event) => { window.__log.push(['recv', JSON.parse(event.data)]); handler(event); });
+  },
+});
+window.WebSocket = Spy;
+"""
+
+SUBSCRIBE = {"type": "subscribe", "format": "patch"}
+
+
+def frame_log(driver) -> list:
+    return driver.execute_script("return window.__log")
+
+
+def test_page_subscribes_to_patches_and_follows_them(hub, board, browsers, thin):
+    """Through link.js the page asks for patches on its first state and shows the order they rebuild;
+    a patch that does not apply makes it ask again for a whole state."""
+    watcher = thin(hub.ws(board))
+    d = browsers()
+    d.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": FRAME_LOG_JS})
+    open_board(d, hub, board)
+    wait_for(d, lambda d: ["sent", SUBSCRIBE] in frame_log(d), 10, "the page never subscribed to patches")
+    log = frame_log(d)
+    first_state = next(i for i, (way, f) in enumerate(log) if way == "recv" and f["type"] == "state")
+    assert log.index(["sent", SUBSCRIBE]) > first_state      # asked for on the connection's first state
+
+    # Once a patch came in, the subscription's whole state is behind us.
+    assert watcher.request("select", letter="A")["type"] == "ack"
+    wait_for(d, lambda d: any(w == "recv" and f["type"] == "patch" for w, f in frame_log(d)), 10, "no patch")
+    wait_order(d, ["A"])
+    mark = len(frame_log(d))
+
+    assert watcher.request("select", letter="B")["type"] == "ack"
+    wait_order(d, ["A", "B"])
+    assert watcher.request("move", letter="B", to=1)["type"] == "ack"
+    wait_order(d, ["B", "A"])
+    tap(d, "C")                                                # an own intent, confirmed by a patch
+    watcher.wait_order(["B", "A", "C"])
+    wait_for(d, lambda d: d.execute_script("return window.synchubBoard.snapshot().pending.length") == 0,
+             10, "C never confirmed")
+    wait_order(d, ["B", "A", "C"])
+
+    after = frame_log(d)[mark:]
+    received = [f for way, f in after if way == "recv" and f["type"] in ("state", "patch")]
+    assert received and all(f["type"] == "patch" for f in received), received
+    assert any(op["path"].startswith("/order") for f in received for op in f["ops"])
+    assert ["sent", SUBSCRIBE] not in after                    # every patch applied
+    confirmed = d.execute_script("return window.synchubBoard.snapshot().confirmed")
+    assert confirmed["order"] == ["B", "A", "C"]
+    assert confirmed["version"] == received[-1]["version"] == watcher.state["version"]
+
+    # A patch that does not apply (a hub bug): the page asks again, and the
+    # whole state it gets keeps it right.
+    mark = len(frame_log(d))
+    d.execute_script("window.synchubBoard.feed(arguments[0])",
+                     {"type": "patch", "board": board, "version": confirmed["version"] + 1,
+                      "ops": [{"op": "remove", "path": "/order/9"}]})
+    wait_for(d, lambda d: ["sent", SUBSCRIBE] in frame_log(d)[mark:], 10, "no new subscribe after a bad patch")
+    wait_for(d, lambda d: any(w == "recv" and f["type"] == "state" for w, f in frame_log(d)[mark:]), 10,
+             "no whole state after the new subscribe")
+    wait_order(d, ["B", "A", "C"])
+    assert watcher.request("deselect", letter="A")["type"] == "ack"
+    wait_order(d, ["B", "C"])

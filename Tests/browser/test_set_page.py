@@ -93,7 +93,7 @@ return {
 """
 
 # Installed before the page's script: records sent frames, and can hold back
-# incoming frames (all of them, or only `state`) until released, so two
+# incoming frames (all of them, or only states: `state` and `patch`) until released, so two
 # browsers can act on the same view of the table (a real race).
 HOLD_JS = r"""
 window.__sent = []; window.__hold = false; window.__held = [];
@@ -107,7 +107,7 @@ Object.defineProperty(Spy.prototype, 'onmessage', {
   set(handler) {
     message.set.call(this, (event) => {
       let isState = false;
-      try { isState = JSON.parse(event.data).type === 'state'; } catch (_) { /* not JSON */ }
+      try { isState = ['state', 'patch'].includes(JSON.parse(event.data).type); } catch (_) { /* not JSON */ }   // a patch is a state (link.js subscribes)
       if (window.__hold === 'all' || (window.__hold === 'state' && isState)) {
         window.__held.push(() => handler(event)); return;
       }

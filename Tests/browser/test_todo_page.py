@@ -65,7 +65,7 @@ return {
 """
 
 # Installed before the page's script: records sent frames, and can hold back
-# incoming `state` frames until released, so two browsers act on the same
+# incoming `state` and `patch` frames until released, so two browsers act on the same
 # view of the list (a real race). As test_set_page.py and test_stock_page.py.
 HOLD_JS = r"""
 window.__sent = []; window.__hold = false; window.__held = [];
@@ -79,7 +79,7 @@ Object.defineProperty(Spy.prototype, 'onmessage', {
   set(handler) {
     message.set.call(this, (event) => {
       let isState = false;
-      try { isState = JSON.parse(event.data).type === 'state'; } catch (_) { /* not JSON */ }
+      try { isState = ['state', 'patch'].includes(JSON.parse(event.data).type); } catch (_) { /* not JSON */ }   // a patch is a state (link.js subscribes)
       if (window.__hold === 'all' || (window.__hold === 'state' && isState)) {
         window.__held.push(() => handler(event)); return;
       }

@@ -1,6 +1,6 @@
 // SyncHub letter board — thin browser client (docs/WEB.md).
 // Speaks only the thin protocol (docs/PROTOCOL.md; docs/rules/letters.md, "Frames")
-// over ws(s)://HOST/boards/NAME.
+// over ws(s)://HOST/boards/NAME, through the shared connection code of link.js.
 // No framework, no build step.
 'use strict';
 
@@ -9,33 +9,10 @@
   const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'.split('');   // B1
   const CAPACITY = 6;                                       // B5
   const DRAG_THRESHOLD = 6;          // px before a press becomes a drag
-  const PENDING_TIMEOUT_MS = 15000;  // an intent the hub never answered is dropped
-  const BACKOFF_BASE_MS = 500, BACKOFF_MAX_MS = 15000;
   const RECENT_KEY = 'synchub.recentBoards';
 
   const $ = (id) => document.getElementById(id);
   const body = document.body;
-
-  // ------------------------------------------------------------------ token (A6, A7)
-  // A hub that checks tokens gets one from the page's fragment (`#token=...`):
-  // read once when the script loads, removed from the address bar at once (so
-  // it is not bookmarked, shared or kept in history), kept in memory only,
-  // and sent as the first frame of every connection of this page.
-  function takeFragmentToken() {
-    const fragment = location.hash.startsWith('#') ? location.hash.slice(1) : '';
-    const params = new URLSearchParams(fragment);
-    const token = params.get('token');
-    if (token === null) return null;
-    params.delete('token');
-    const rest = params.toString();
-    try {
-      history.replaceState(history.state, '', location.pathname + location.search + (rest ? `#${rest}` : ''));
-    } catch (_) { location.hash = rest; }
-    return token || null;
-  }
-  const pageToken = takeFragmentToken();
-  // The hub's final answers to a token: no token / a bad or expired one, or no role here (A8).
-  const DENIED_CODES = [4401, 4403];
 
   // ------------------------------------------------------------------ routing
   function boardFromPath() {
@@ -96,20 +73,53 @@
     input.focus();
   }
 
-  // ------------------------------------------------------------------ model
-  // confirmed: the newest state the hub sent (by version).
+  // ------------------------------------------------------------------ link (link.js)
+  // The connection (reconnect with backoff, the token of A6/A7, patches,
+  // refs, idempotency keys, pending intents and their resend, the status
+  // line) is link.js's. Its model:
+  // confirmed: the newest state the hub sent (by version), or null before the first.
   // pending:   own intents not yet reflected in a confirmed state; applied on
   //            top of `confirmed` locally so own actions show at once.
-  const model = {
-    confirmed: { version: -1, order: [], clients: 0 },
-    pending: [],   // {ref, op, sentAt, ackedVersion}
-  };
-  let refSeq = 0;
-  const refPrefix = Math.random().toString(36).slice(2, 8);
-  const nextRef = () => `${refPrefix}-${++refSeq}`;
-  // Idempotency keys: every intent carries one, so a resend after a
-  // reconnect (or a hub restart) is applied at most once (docs/PROTOCOL.md).
-  const keyPrefix = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 12)}`;
+  let boardName = null;
+  let clients = 0;   // people on the board, from the newest state that said so
+  const link = SyncLink.create({
+    path: 'boards',
+    player: () => null,   // the letter board sends no `join`
+    validState,
+    onState,
+    onAck: () => render(),
+    onRejected: (msg) => { setMessage(msg.message || msg.code || 'refused', true); render(); },
+    onOther,
+    onRetry: (delay) => { body.dataset.retryMs = String(delay); },
+    render: () => render(),
+  });
+  const model = link.model;
+
+  function validOrder(order) {
+    return Array.isArray(order) && order.every((l) => typeof l === 'string' && LETTERS.includes(l));
+  }
+  function validState(msg) {
+    return typeof msg.version === 'number' && validOrder(msg.order);
+  }
+
+  // A newer state (link.js took it as the baseline or the next version, and pruned pending).
+  function onState(msg) {
+    if (typeof msg.clients === 'number') clients = msg.clients;
+    delete body.dataset.retryMs;
+    render();
+  }
+
+  function onOther(msg) {
+    // Unknown types are ignored (forward compatible).
+    if (msg.type === 'error') setMessage(msg.message || msg.code || 'error from the hub', true);
+  }
+
+  // An own intent: shown at once, sent now (or when the connection is back).
+  function intent(op) {
+    setMessage('');
+    link.intent(op);
+    render();
+  }
 
   // Local mirror of the hub's rules (B4-B9), used only for optimistic display.
   function applyOp(order, op) {
@@ -132,169 +142,10 @@
         return order;
     }
   }
-  const shownOrder = () => model.pending.reduce((order, p) => applyOp(order, p.op), model.confirmed.order.slice());
+  const confirmedOrder = () => (model.confirmed ? model.confirmed.order.slice() : []);
+  const confirmedVersion = () => (model.confirmed ? model.confirmed.version : -1);
+  const shownOrder = () => model.pending.reduce((order, p) => applyOp(order, p.op), confirmedOrder());
   const pendingLetters = () => new Set(model.pending.filter((p) => p.op.letter).map((p) => p.op.letter));
-
-  function prunePending() {
-    const v = model.confirmed.version;
-    const now = Date.now();
-    model.pending = model.pending.filter((p) => {
-      if (p.ackedVersion !== null) return p.ackedVersion > v;
-      return !(p.sentAt !== null && now - p.sentAt > PENDING_TIMEOUT_MS);
-    });
-  }
-
-  // ------------------------------------------------------------------ connection
-  let boardName = null;
-  let ws = null;               // current socket
-  let live = false;            // current socket has delivered its first state
-  let everLive = false;
-  let attempt = 0;
-  let retryTimer = null;
-  let denied = null;           // the hub's reason once it refused the token (final)
-
-  function wsURL() {
-    const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
-    return `${scheme}://${location.host}/boards/${encodeURIComponent(boardName)}`;
-  }
-
-  function setConn(state, detail) {
-    body.dataset.conn = state;
-    const el = $('conn');
-    el.dataset.conn = state;
-    $('conn-text').textContent = detail ? `${state} ${detail}` : state;
-  }
-
-  function connect() {
-    clearTimeout(retryTimer);
-    retryTimer = null;
-    live = false;
-    setConn(everLive ? 'reconnecting' : 'connecting');
-    let sock;
-    try {
-      sock = new WebSocket(wsURL());
-    } catch (_) {
-      scheduleReconnect();
-      return;
-    }
-    ws = sock;
-    // With a token, `auth` is the very first frame of every connection: the
-    // hub says nothing before it (no state, so no resend yet).
-    sock.onopen = () => { if (ws === sock && pageToken) sock.send(JSON.stringify({ type: 'auth', token: pageToken })); };
-    sock.onmessage = (ev) => { if (ws === sock) onFrame(ev.data); };
-    sock.onclose = (ev) => {
-      if (ws !== sock) return;
-      ws = null;
-      live = false;
-      if (DENIED_CODES.includes(ev.code)) {
-        // Retrying with a token the hub refused cannot help.
-        denied = ev.reason || (ev.code === 4401 ? 'no valid token' : 'no role on this board');
-        clearTimeout(retryTimer);
-        retryTimer = null;
-        setConn('denied');
-        $('conn-text').textContent = `Not allowed: ${denied}`;
-        return;
-      }
-      scheduleReconnect();
-    };
-    sock.onerror = () => { /* a close event follows */ };
-  }
-
-  function scheduleReconnect() {
-    // Exponential backoff with jitter: base*2^n capped, then a random 50-100%.
-    const cap = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** attempt);
-    const delay = Math.round(cap / 2 + Math.random() * cap / 2);
-    attempt = Math.min(attempt + 1, 16);
-    setConn(everLive ? 'reconnecting' : 'connecting', `(retry in ${Math.ceil(delay / 1000)}s)`);
-    body.dataset.retryMs = String(delay);
-    clearTimeout(retryTimer);
-    retryTimer = setTimeout(connect, delay);
-  }
-
-  function reconnectNow() {
-    if (ws === null && retryTimer !== null && denied === null) connect();
-  }
-
-  function send(obj) {
-    if (ws && live && ws.readyState === WebSocket.OPEN) {
-      ws.send(JSON.stringify(obj));
-      return true;
-    }
-    return false;
-  }
-
-  function sendPending(p) {
-    const frame = { type: p.op.type, ref: p.ref, key: `${keyPrefix}-${p.ref}` };
-    if (p.op.letter !== undefined) frame.letter = p.op.letter;
-    if (p.op.to !== undefined) frame.to = p.op.to;
-    if (send(frame)) p.sentAt = Date.now();
-  }
-
-  // An own intent: shown at once, sent now (or when the connection is back).
-  function intent(op) {
-    setMessage('');
-    const p = { ref: nextRef(), op, sentAt: null, ackedVersion: null };
-    model.pending.push(p);
-    sendPending(p);
-    render();
-  }
-
-  function onFrame(data) {
-    let msg;
-    try { msg = JSON.parse(data); } catch (_) { return; }
-    if (!msg || typeof msg !== 'object') return;
-    switch (msg.type) {
-      case 'state': onState(msg); break;
-      case 'ack': onAck(msg); break;
-      case 'rejected': onRejected(msg); break;
-      case 'error': setMessage(msg.message || msg.code || 'error from the hub', true); break;
-      default: break;   // unknown types are ignored (forward compatible)
-    }
-  }
-
-  function validOrder(order) {
-    return Array.isArray(order) && order.every((l) => typeof l === 'string' && LETTERS.includes(l));
-  }
-
-  function onState(msg) {
-    if (typeof msg.version !== 'number' || !validOrder(msg.order)) return;
-    const first = !live;
-    if (!first && msg.version < model.confirmed.version) return;   // never go back
-    model.confirmed = {
-      version: msg.version,
-      order: msg.order.slice(),
-      clients: typeof msg.clients === 'number' ? msg.clients : model.confirmed.clients,
-    };
-    if (first) {
-      // A new connection's first state is the new baseline (the hub may have
-      // restarted). Intents acked earlier are in it; unacked ones are sent
-      // again with their keys, so one the hub had applied is not applied twice.
-      live = true;
-      everLive = true;
-      attempt = 0;
-      delete body.dataset.retryMs;
-      setConn('live');
-      model.pending = model.pending.filter((p) => p.ackedVersion === null);
-      for (const p of model.pending) { p.sentAt = null; sendPending(p); }
-    }
-    prunePending();
-    render();
-  }
-
-  function onAck(msg) {
-    const p = model.pending.find((x) => x.ref === msg.ref);
-    if (!p) return;
-    p.ackedVersion = typeof msg.version === 'number' ? msg.version : model.confirmed.version;
-    prunePending();
-    render();
-  }
-
-  function onRejected(msg) {
-    const i = model.pending.findIndex((x) => x.ref === msg.ref);
-    if (i >= 0) model.pending.splice(i, 1);
-    setMessage(msg.message || msg.code || 'refused', true);
-    render();
-  }
 
   // ------------------------------------------------------------------ status bar
   let toastTimer = null;
@@ -362,7 +213,7 @@
     const pend = pendingLetters();
     const anyPendingReset = model.pending.some((p) => p.op.type === 'reset');
     body.dataset.order = order.join('');
-    body.dataset.version = String(model.confirmed.version);
+    body.dataset.version = String(confirmedVersion());
     body.dataset.pending = String(model.pending.length);
     for (const [l, b] of tiles) {
       const i = order.indexOf(l);
@@ -399,7 +250,7 @@
       }
       c.classList.toggle('pending', !!l && pend.has(l));
     });
-    const n = model.confirmed.clients;
+    const n = clients;
     $('clients').textContent = n === 1 ? '1 person here' : `${n} people here`;
     document.title = `${boardName} — SyncHub (${order.length}/6)`;
   }
@@ -645,32 +496,26 @@
     body.dataset.page = 'board';
     body.dataset.board = name;
     $('app').hidden = false;
-    const link = $('board-name');
-    link.textContent = name;
-    link.setAttribute('aria-label', `Board ${name}. Choose another board`);
+    const nameLink = $('board-name');
+    nameLink.textContent = name;
+    nameLink.setAttribute('aria-label', `Board ${name}. Choose another board`);
     buildBoard();
     setupTopDrag();
     setupActions();
     render();
     setView('shown', false);
-    setInterval(() => {
-      const before = model.pending.length;
-      prunePending();
-      if (model.pending.length !== before) render();
-    }, 1000);
     // Inspection/test hook (used by Tests/browser): feed a frame as if it came
     // from the hub, and read the client's model. Not part of any protocol.
     window.synchubBoard = Object.freeze({
-      feed: (text) => onFrame(typeof text === 'string' ? text : JSON.stringify(text)),
+      feed: link.feed,
       snapshot: () => JSON.parse(JSON.stringify({
-        board: boardName, live, confirmed: model.confirmed,
+        board: boardName, live: link.live,
+        confirmed: { version: confirmedVersion(), order: confirmedOrder(), clients },
         pending: model.pending.map((p) => ({ ref: p.ref, op: p.op, acked: p.ackedVersion })),
         shown: shownOrder(), view: view.state,
       })),
     });
-    window.addEventListener('online', reconnectNow);
-    document.addEventListener('visibilitychange', () => { if (!document.hidden) reconnectNow(); });
-    connect();
+    link.start(name);
   }
 
   start();

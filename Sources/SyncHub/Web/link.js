@@ -1,9 +1,11 @@
-// SyncHub link — the connection code shared by the Set table (set.js) and the
-// juice bar (stock.js): reconnect with backoff and jitter, `join` on every
-// connect, refs, idempotency keys (K6), pending intents and their resend after
-// a reconnect, and the connection status. Also the page-name routing and the
-// player name (K10). Loaded by set.html and stock.html before their own
-// script; defines the global `SyncLink`. No framework, no build step.
+// SyncHub link — the connection code shared by every page the hub serves
+// (the letter board, the Set table, the juice bar, the reminders list):
+// reconnect with backoff and jitter, `join` on every connect, patches in
+// place of whole states (`subscribe`, RFC 6902 `patch` frames applied here),
+// refs, idempotency keys (K6), pending intents and their resend after a
+// reconnect, and the connection status. Also the page-name routing and the
+// player name (K10). Loaded by each page before its own script; defines the
+// global `SyncLink`. No framework, no build step.
 'use strict';
 
 (() => {
@@ -89,9 +91,84 @@
     $('conn-text').textContent = `Not allowed: ${reason}`;
   }
 
+  // ------------------------------------------------------------------ patches (RFC 6902)
+  // Applies JSON Patch `ops` to `doc` without touching it: every container on
+  // an operation's path is copied, the rest is shared (the page keeps the
+  // previous state to compare). Throws when an operation does not apply.
+  function applyPatch(doc, ops) {
+    const parse = (pointer) => {
+      if (pointer === '') return [];
+      if (pointer[0] !== '/') throw new Error(`bad pointer ${pointer}`);
+      return pointer.slice(1).split('/').map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+    };
+    const copy = (v) => (Array.isArray(v) ? v.slice() : { ...v });
+    const isContainer = (v) => v !== null && typeof v === 'object';
+    // Returns [newRoot, parent (a copy, safe to change), last token].
+    const open = (root, tokens) => {
+      const top = copy(root);
+      let node = top;
+      for (let i = 0; i < tokens.length - 1; i++) {
+        const t = tokens[i];
+        const key = Array.isArray(node) ? arrayIndex(node, t, false) : t;
+        if (!isContainer(node[key])) throw new Error(`no container at ${t}`);
+        node[key] = copy(node[key]);
+        node = node[key];
+      }
+      return [top, node, tokens[tokens.length - 1]];
+    };
+    const arrayIndex = (array, token, forAdd) => {
+      if (forAdd && token === '-') return array.length;
+      if (!/^(0|[1-9][0-9]*)$/.test(token)) throw new Error(`bad index ${token}`);
+      const i = Number(token);
+      if (i > array.length || (!forAdd && i === array.length)) throw new Error(`index ${token} out of range`);
+      return i;
+    };
+    const get = (root, tokens) => {
+      let node = root;
+      for (const t of tokens) {
+        if (!isContainer(node)) throw new Error(`no value at ${t}`);
+        const key = Array.isArray(node) ? arrayIndex(node, t, false) : t;
+        if (!(key in node)) throw new Error(`no value at ${t}`);
+        node = node[key];
+      }
+      return node;
+    };
+    const add = (root, tokens, value) => {
+      if (tokens.length === 0) return value;
+      const [top, parent, last] = open(root, tokens);
+      if (Array.isArray(parent)) parent.splice(arrayIndex(parent, last, true), 0, value);
+      else parent[last] = value;
+      return top;
+    };
+    const remove = (root, tokens) => {
+      if (tokens.length === 0) throw new Error('cannot remove the whole state');
+      const [top, parent, last] = open(root, tokens);
+      if (Array.isArray(parent)) parent.splice(arrayIndex(parent, last, false), 1);
+      else if (last in parent) delete parent[last];
+      else throw new Error(`no member ${last}`);
+      return top;
+    };
+    let out = doc;
+    for (const op of ops) {
+      const path = parse(op.path);
+      switch (op.op) {
+        case 'add': out = add(out, path, op.value); break;
+        case 'remove': out = remove(out, path); break;
+        case 'replace': get(out, path); out = add(remove(out, path), path, op.value); break;
+        case 'move': { const from = parse(op.from); const v = get(out, from); out = add(remove(out, from), path, v); break; }
+        case 'copy': out = add(out, path, get(out, parse(op.from))); break;
+        case 'test':
+          if (JSON.stringify(get(out, path)) !== JSON.stringify(op.value)) throw new Error(`test failed at ${op.path}`);
+          break;
+        default: throw new Error(`unknown op ${op.op}`);
+      }
+    }
+    return out;
+  }
+
   // ------------------------------------------------------------------ the link
   // opts:
-  //   path        the WebSocket path's first segment ('set', 'stock')
+  //   path        the WebSocket path's first segment ('boards', 'set', 'stock', 'todo')
   //   player()    the current player name or null (sent in `join`)
   //   validState(msg)       whether a `state` frame is usable
   //   frame(p)    the frame that sends pending intent p (default: its op, ref and key)
@@ -102,6 +179,7 @@
   //   onLateAck(msg)        an ack of an own intent no longer pending (optional)
   //   onClose()             after a connection closed (the reconnect is scheduled;
   //                         none after a close 4401/4403, which `denied` then reports)
+  //   onRetry(delayMs)      after a reconnect was scheduled in delayMs (optional)
   //   render()              when the interval prune dropped intents
   function create(opts) {
     const model = {
@@ -125,6 +203,7 @@
     }
 
     let name = null;
+    let held = null;   // the last state this connection got or rebuilt (patches apply to it)
     let ws = null, live = false, everLive = false, attempt = 0, retryTimer = null;
     let denied = null;   // the hub's reason once it refused the token (final)
 
@@ -149,6 +228,7 @@
         if (ws !== sock) return;
         ws = null;
         live = false;
+        held = null;
         if (DENIED_CODES.includes(ev.code)) {
           // Retrying with a token the hub refused cannot help.
           denied = ev.reason || (ev.code === 4401 ? 'no valid token' : 'no role on this board');
@@ -171,6 +251,7 @@
       showConn(everLive ? 'reconnecting' : 'connecting', `(retry in ${Math.ceil(delay / 1000)}s)`);
       clearTimeout(retryTimer);
       retryTimer = setTimeout(connect, delay);
+      if (opts.onRetry) opts.onRetry(delay);
     }
     function reconnectNow() { if (ws === null && retryTimer !== null && denied === null) connect(); }
 
@@ -206,11 +287,29 @@
       try { msg = JSON.parse(data); } catch (_) { return; }
       if (!msg || typeof msg !== 'object') return;
       switch (msg.type) {
-        case 'state': onState(msg); break;
+        case 'state': held = msg; onState(msg); break;
+        case 'patch': onPatch(msg); break;
         case 'ack': onAck(msg); break;
         case 'rejected': onRejected(msg); break;
         default: if (opts.onOther) opts.onOther(msg); break;
       }
+    }
+
+    // Patches (docs/PROTOCOL.md "Patches"): asked for on each connection's
+    // first state; each one applies to the last state this connection got
+    // or rebuilt (`held`). One that does not apply is a hub bug: ask again
+    // for a whole state.
+    function onPatch(msg) {
+      if (held === null || !Array.isArray(msg.ops)) { send({ type: 'subscribe', format: 'patch' }); return; }
+      let next;
+      try { next = applyPatch(held, msg.ops); } catch (e) {
+        held = null;
+        send({ type: 'subscribe', format: 'patch' });
+        return;
+      }
+      held = next;
+      if (next.version !== msg.version) { held = null; send({ type: 'subscribe', format: 'patch' }); return; }
+      onState(next);
     }
 
     function onState(msg) {
@@ -227,6 +326,7 @@
         everLive = true;
         attempt = 0;
         showConn('live');
+        send({ type: 'subscribe', format: 'patch' });
         sendJoin();
         model.pending = model.pending.filter((p) => p.ackedVersion === null);
         for (const p of model.pending) { p.sentAt = null; sendPending(p); }
@@ -278,5 +378,5 @@
     });
   }
 
-  window.SyncLink = Object.freeze({ create, nameFromPath, validPlayer, loadPlayer, savePlayer });
+  window.SyncLink = Object.freeze({ create, nameFromPath, validPlayer, loadPlayer, savePlayer, applyPatch, takeFragmentToken: () => pageToken });
 })();
