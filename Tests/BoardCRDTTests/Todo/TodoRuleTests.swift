@@ -6,6 +6,25 @@ import Testing
 @Suite struct TodoRuleTests {
     // MARK: T1 items
 
+    /// T8: a list holds at most `maxItems` reminders and `maxTextBytes` of text.
+    @Test func t8AFullListRefusesAnAddAndAnEditThatWouldPassItsLimits() throws {
+        var state = reminders((0..<TodoList.maxItems).map { ("i\($0)", "x") })
+        #expect(applyTodo(.add(id: "more", after: nil, title: "", memo: ""), to: &state) == .refused(.listFull(items: true)))
+        #expect(TodoList.outcome(of: .add(id: "more", after: nil, title: "", memo: ""), in: state) == .refused(.listFull(items: true)))
+        #expect(applyTodo(.delete(id: "i0"), to: &state) == .applied)
+        #expect(applyTodo(.add(id: "more", after: nil, title: "", memo: ""), to: &state) == .applied, "a deleted item frees its place")
+        // Text: 1,000-character titles and memos fill the budget long before 2,000 items.
+        let long = String(repeating: "é", count: 1000)     // 2,000 bytes each
+        var texts = TodoList.State()
+        var added = 0
+        while applyTodo(.add(id: "t\(added)", after: nil, title: long, memo: long), to: &texts, seq: UInt64(added + 1)) == .applied { added += 1 }
+        #expect(added == TodoList.maxTextBytes / 4000)
+        #expect(applyTodo(.add(id: "z", after: nil, title: long, memo: ""), to: &texts) == .refused(.listFull(items: false)))
+        #expect(applyTodo(.edit(id: "t0", title: .init("short", base: nil), memo: nil), to: &texts) == .applied, "shrinking is always taken")
+        #expect(applyTodo(.edit(id: "t0", title: .init(long, base: nil), memo: nil), to: &texts) == .applied, "back within the budget")
+        #expect(TodoRefusal.listFull(items: false).code == "list_full")
+    }
+
     @Test func t1AnEmptyListHasNoItemsAndNoViolations() {
         #expect(TodoList.name == "todo")
         #expect(TodoList.initialState.items.isEmpty)

@@ -18,6 +18,11 @@ public enum TodoList: BoardKind {
     /// reminder" (T6); the oldest beyond this are dropped, which bounds the
     /// state. An add or move after a dropped one is refused `no_such_item`.
     public static let tombstonesKept = 1000
+    /// T8: at most this many items on a list, and this many bytes (UTF-8)
+    /// of titles and memos over all of them: a state stays under about
+    /// 1.2 MB however it is filled (docs/rules/todo.md "Limits").
+    public static let maxItems = 2000
+    public static let maxTextBytes = 1 << 20
     /// The length of ids the list makes up when the client names none (T2).
     public static let madeUpIDLength = 8
 
@@ -92,17 +97,21 @@ public enum TodoList: BoardKind {
     static func outcome(of change: Change, in state: State) -> Outcome<TodoRefusal> {
         if let problem = problem(with: change) { return .refused(problem) }
         switch change {
-        case let .add(id, after, _, _):
+        case let .add(id, after, title, memo):
             if state.index(of: id) != nil { return .refused(.duplicateID(id)) }
             if case let .failure(refusal) = state.position(after: after) { return .refused(refusal) }
+            if let full = fullness(adding: title.utf8.count + memo.utf8.count, items: 1, to: state) { return .refused(full) }
             return .applied
         case let .edit(id, title, memo):
             switch state.liveIndex(of: id) {
             case let .success(index):
                 let entry = state.entries[index]
-                let changesTitle = title.map { resolved($0, current: entry.title) != entry.title } ?? false
-                let changesMemo = memo.map { resolved($0, current: entry.memo) != entry.memo } ?? false
-                return changesTitle || changesMemo ? .applied : .unchanged
+                let newTitle = title.map { resolved($0, current: entry.title) } ?? entry.title
+                let newMemo = memo.map { resolved($0, current: entry.memo) } ?? entry.memo
+                guard newTitle != entry.title || newMemo != entry.memo else { return .unchanged }
+                let growth = newTitle.utf8.count + newMemo.utf8.count - entry.title.utf8.count - entry.memo.utf8.count
+                if growth > 0, let full = fullness(adding: growth, items: 0, to: state) { return .refused(full) }
+                return .applied
             case let .failure(refusal): return .refused(refusal)
             }
         case let .done(id, done):
@@ -132,6 +141,16 @@ public enum TodoList: BoardKind {
         apply(operation.change, by: operation.author, to: &state)
     }
 
+    /// T8: why adding `items` items and `bytes` bytes of text would pass the
+    /// list's limits, or nil. Judged where the change lands in the order
+    /// (like every rule), so every replica refuses the same one.
+    static func fullness(adding bytes: Int, items: Int, to state: State) -> TodoRefusal? {
+        if items > 0, state.entries.count - state.tombstones + items > maxItems { return .listFull(items: true) }
+        var text = bytes
+        for entry in state.entries where !entry.isDeleted { text += entry.title.utf8.count + entry.memo.utf8.count }
+        return text > maxTextBytes ? .listFull(items: false) : nil
+    }
+
     static func apply(_ change: Change, by author: String, to state: inout State) -> Outcome<TodoRefusal> {
         // A change from a peer is input like any other: malformed ones are
         // refused here too, never trusted.
@@ -145,6 +164,7 @@ public enum TodoList: BoardKind {
             case let .success(index): position = index
             case let .failure(refusal): return .refused(refusal)
             }
+            if let full = fullness(adding: title.utf8.count + memo.utf8.count, items: 1, to: state) { return .refused(full) }
             state.entries.insert(Entry(id: id, title: title, memo: memo, titleBy: author, memoBy: author), at: position)
             return .applied
         case let .edit(id, title, memo):
@@ -156,7 +176,10 @@ public enum TodoList: BoardKind {
             var entry = state.entries[index]
             if let title { merge(title, into: &entry.title, by: &entry.titleBy, with: &entry.titleWith, author: author) }
             if let memo { merge(memo, into: &entry.memo, by: &entry.memoBy, with: &entry.memoWith, author: author) }
-            guard entry.title != state.entries[index].title || entry.memo != state.entries[index].memo else { return .unchanged }
+            let before = state.entries[index]
+            guard entry.title != before.title || entry.memo != before.memo else { return .unchanged }
+            let growth = entry.title.utf8.count + entry.memo.utf8.count - before.title.utf8.count - before.memo.utf8.count
+            if growth > 0, let full = fullness(adding: growth, items: 0, to: state) { return .refused(full) }
             state.entries[index] = entry
             return .applied
         case let .done(id, done):
@@ -272,6 +295,8 @@ public enum TodoRefusal: KindRefusal, CustomStringConvertible {
     case lineBreakInTitle
     /// `missing_field` (T3): an edit of nothing.
     case emptyEdit
+    /// `list_full` (T8): too many items, or too much text.
+    case listFull(items: Bool)
 
     public var code: String {
         switch self {
@@ -280,6 +305,7 @@ public enum TodoRefusal: KindRefusal, CustomStringConvertible {
         case .afterItself: "bad_move"
         case .badID, .tooLong, .lineBreakInTitle: "bad_field"
         case .emptyEdit: "missing_field"
+        case .listFull: "list_full"
         }
     }
 
@@ -294,6 +320,9 @@ public enum TodoRefusal: KindRefusal, CustomStringConvertible {
         case let .tooLong(field, count): "the \(field.rawValue) is \(count) characters; at most \(TodoList.maxTextLength)"
         case .lineBreakInTitle: "a title is one line: no line breaks (put more in the memo)"
         case .emptyEdit: "edit needs \"title\" or \"memo\""
+        case .listFull(items: true): "the list holds \(TodoList.maxItems) reminders, its most; delete some first"
+        case .listFull(items: false):
+            "the list's titles and memos would pass \(TodoList.maxTextBytes / 1024) KiB, its most; shorten or delete some first"
         }
     }
 
