@@ -21,7 +21,11 @@ public final class WebSocketClient: @unchecked Sendable {
     // other threads reach the context only through `wakeable`'s lock.
 
     public weak var delegate: (any ClientDelegate)?
-    public var maxMessageBytes = 1 << 20
+    /// The largest message taken (64 MiB): above every frame a hub sends
+    /// (docs/rules: each kind bounds its state, so `sync` stays below it).
+    /// A larger one closes the connection with a reason saying so, never
+    /// silently.
+    public var maxMessageBytes = 64 << 20
     /// The context, used by `start` and then only by the loop's thread.
     private var context: OpaquePointer?
     /// The context other threads may wake: `lws_cancel_service` is called
@@ -297,7 +301,10 @@ public final class WebSocketClient: @unchecked Sendable {
         case LWS_CALLBACK_CLIENT_RECEIVE:
             let isFinal = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
             let isText = lws_frame_is_binary(wsi) == 0
-            if connection.receiveBuffer.count + length > maxMessageBytes { return -1 }
+            if connection.receiveBuffer.count + length > maxMessageBytes {
+                closeReasons[connection.id] = "the hub sent a message of more than \(maxMessageBytes >> 20) MiB, more than this client takes"
+                return -1
+            }
             if isFinal && connection.receiveBuffer.isEmpty {
                 delegate?.received(connection, message: UnsafeRawBufferPointer(start: input, count: length), isText: isText)
             } else {

@@ -90,6 +90,13 @@ class StubHub:
             await ws.close(4401, "token expired")
         elif path.endswith("/close4403"):
             await ws.close(4403, "no role on this board")
+        elif "/big" in path:
+            # A state of about N MiB (names padded), for the client's message limit.
+            mib = int(path.rsplit("/big", 1)[1])
+            names = ["n" * 1000] * (mib * 1048)
+            await ws.send(json.dumps({**STATE, "names": names}, separators=(",", ":")))
+            async for message in ws:
+                self.frames.append(message)
         else:
             await ws.send(json.dumps(STATE, separators=(",", ":")))  # as the hub writes it
             async for message in ws:
@@ -393,3 +400,17 @@ def test_real_hub_tokens_over_wss(certs, tmp_path):
         assert out.returncode == 0 and json.loads(out.stdout)["order"] == ["B"], out.stderr
     finally:
         hub.stop()
+
+
+# ---------------------------------------------------------------- message limit (issue 19)
+
+def test_the_client_takes_a_2_mib_message_and_says_so_when_one_passes_64_mib(stub, certs):
+    """A hub's frames are bounded by its kinds' limits (docs/rules), all
+    under the 64 MiB the client takes; a larger message is not dropped
+    silently: the client stops with a reason that says what happened."""
+    out = client("state", stub.url("big2"), "--ca", str(certs / "ca.pem"), "--json")
+    assert out.returncode == 0, out.stderr
+    assert len(json.loads(out.stdout)["names"]) == 2 * 1048
+    out = client("state", stub.url("big65"), "--ca", str(certs / "ca.pem"), "--json", timeout=60)
+    assert out.returncode != 0
+    assert "more than 64 MiB" in out.stderr, out.stderr
