@@ -18,33 +18,52 @@ enum SharedLogScripts {
         }
     }
 
-    /// Appends one entry: deduplicates by key (answers `dup` and what the
-    /// key holds), checks the replica's owner, takes the next offset, XADDs
-    /// under it, remembers the key. KEYS meta log keys keyorder owners;
-    /// ARGV entry key replica sub new-epoch. Answers {status, value, epoch}.
+    /// Appends a batch of one board's entries, in order, each as if alone:
+    /// deduplicates by key (`dup` and what the key holds), checks the
+    /// replica's owner (`owner`), takes the next offset, XADDs under it,
+    /// remembers the key (`ok` and the offset). One script call for up to
+    /// `maxBatch` entries: Redis runs one script instead of one per entry.
+    /// KEYS meta log keys keyorder owners; ARGV new-epoch, then entry key
+    /// replica sub per entry. Answers {epoch, status1, value1, status2, value2, ...}.
     static let append = """
         local epoch = redis.call('HGET', KEYS[1], 'epoch')
         if not epoch then
-          epoch = ARGV[5]
+          epoch = ARGV[1]
           redis.call('HSET', KEYS[1], 'epoch', epoch)
         end
-        if ARGV[2] ~= '' then
-          local seen = redis.call('HGET', KEYS[3], ARGV[2])
-          if seen then return {'dup', seen, epoch} end
+        local out = {epoch}
+        for i = 2, #ARGV, 4 do
+          local entry, key, replica, sub = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+          local status, value = false, false
+          if key ~= '' then
+            local seen = redis.call('HGET', KEYS[3], key)
+            if seen then status, value = 'dup', seen end
+          end
+          if not status and replica ~= '' then
+            local owner = redis.call('HGET', KEYS[5], replica)
+            if owner and owner ~= sub then
+              status, value = 'owner', owner
+            elseif not owner then
+              redis.call('HSET', KEYS[5], replica, sub)
+            end
+          end
+          if not status then
+            local top = redis.call('HINCRBY', KEYS[1], 'top', 1)
+            redis.call('XADD', KEYS[2], top .. '-0', 'e', entry)
+            if key ~= '' then
+              redis.call('HSET', KEYS[3], key, '@' .. top)
+              redis.call('ZADD', KEYS[4], top, key)
+            end
+            status, value = 'ok', tostring(top)
+          end
+          out[#out + 1] = status
+          out[#out + 1] = value
         end
-        if ARGV[3] ~= '' then
-          local owner = redis.call('HGET', KEYS[5], ARGV[3])
-          if owner and owner ~= ARGV[4] then return {'owner', owner, epoch} end
-          if not owner then redis.call('HSET', KEYS[5], ARGV[3], ARGV[4]) end
-        end
-        local top = redis.call('HINCRBY', KEYS[1], 'top', 1)
-        redis.call('XADD', KEYS[2], top .. '-0', 'e', ARGV[1])
-        if ARGV[2] ~= '' then
-          redis.call('HSET', KEYS[3], ARGV[2], '@' .. top)
-          redis.call('ZADD', KEYS[4], top, ARGV[2])
-        end
-        return {'ok', tostring(top), epoch}
+        return out
         """
+
+    /// The most entries one `append` call carries.
+    static let maxBatch = 64
 
     /// Folds the log into a snapshot under a lease (one hub at a time; the
     /// offset is the fencing token: only a newer snapshot replaces one),

@@ -198,8 +198,24 @@ final class SharedLogShard: @unchecked Sendable {
         finished()
     }
 
+    /// Jobs that go as one command: up to `SharedLogScripts.maxBatch`
+    /// consecutive proposals of one board (one `append` call), or one fold.
+    static func units(of batch: [Job]) -> [[Job]] {
+        var units: [[Job]] = []
+        for job in batch {
+            if case let .propose(proposal) = job, let last = units.last, last.count < SharedLogScripts.maxBatch,
+               case let .propose(previous)? = last.first, previous.logName == proposal.logName {
+                units[units.count - 1].append(job)
+            } else {
+                units.append([job])
+            }
+        }
+        return units
+    }
+
     private func send(_ batch: [Job], on connection: RedisConnection, hashes: ScriptHashes) {
-        var commands = batch.map { command(for: $0, hashes: hashes, evalText: false) }
+        let units = Self.units(of: batch)
+        var commands = units.map { command(for: $0, hashes: hashes, evalText: false) }
         let proposals = batch.contains { if case .propose = $0 { return true } else { return false } }
         let waits = settings.waitReplicas > 0 && proposals
         // WAIT answers before the socket's timeout, so a lagging replica is
@@ -218,12 +234,12 @@ final class SharedLogShard: @unchecked Sendable {
         }
         note { $0.observe(seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9); $0.up = true }
         // A script flushed behind our back (SCRIPT FLUSH): those run again as EVAL.
-        let missing = replies.indices.filter { $0 < batch.count && replies[$0].errorText?.hasPrefix("NOSCRIPT") == true }
+        let missing = replies.indices.filter { $0 < units.count && replies[$0].errorText?.hasPrefix("NOSCRIPT") == true }
         if !missing.isEmpty {
             note { $0.errors["noscript", default: 0] += 1 }
             do {
                 // With --redis-wait, what runs again is waited for again.
-                var retry = missing.map { command(for: batch[$0], hashes: hashes, evalText: true) }
+                var retry = missing.map { command(for: units[$0], hashes: hashes, evalText: true) }
                 if waits { retry.append(waitCommand) }
                 let again = try connection.pipeline(retry)
                 for (index, reply) in zip(missing, again) { replies[index] = reply }
@@ -244,23 +260,25 @@ final class SharedLogShard: @unchecked Sendable {
             }
         }
         var news: [SharedLogNews] = []
-        for (job, reply) in zip(batch, replies) {
-            switch job {
-            case let .propose(proposal):
-                news.append(.appended(board: proposal.board, number: proposal.number,
-                                      result: result(of: reply, waitProblem: waitProblem, logName: proposal.logName)))
-            case let .fold(fold, _):
-                if let error = reply.errorText {
-                    note { $0.errors[RedisFailure(reason: .script, message: error).label, default: 0] += 1 }
-                    logger.warning("redis refused a fold", metadata: ["board": "\(fold.logName)", "error": "\(error)"])
-                } else if reply.elements.first?.text == "ok" {
-                    note { $0.folds += 1 }
-                    news.append(.folded(board: fold.board, offset: fold.offset))
-                } else {
-                    note { $0.foldsDeclined += 1 }
-                    // 'behind': a newer snapshot is stored; 'busy': another hub holds the lease.
-                    if reply.elements.first?.text == "behind", let at = reply.elements.dropFirst().first?.integer, at > 0 {
-                        news.append(.folded(board: fold.board, offset: UInt64(at)))
+        for (unit, reply) in zip(units, replies) {
+            for (place, job) in unit.enumerated() {
+                switch job {
+                case let .propose(proposal):
+                    news.append(.appended(board: proposal.board, number: proposal.number,
+                                          result: result(of: reply, place: place, waitProblem: waitProblem, logName: proposal.logName)))
+                case let .fold(fold, _):
+                    if let error = reply.errorText {
+                        note { $0.errors[RedisFailure(reason: .script, message: error).label, default: 0] += 1 }
+                        logger.warning("redis refused a fold", metadata: ["board": "\(fold.logName)", "error": "\(error)"])
+                    } else if reply.elements.first?.text == "ok" {
+                        note { $0.folds += 1 }
+                        news.append(.folded(board: fold.board, offset: fold.offset))
+                    } else {
+                        note { $0.foldsDeclined += 1 }
+                        // 'behind': a newer snapshot is stored; 'busy': another hub holds the lease.
+                        if reply.elements.first?.text == "behind", let at = reply.elements.dropFirst().first?.integer, at > 0 {
+                            news.append(.folded(board: fold.board, offset: UInt64(at)))
+                        }
                     }
                 }
             }
@@ -268,40 +286,50 @@ final class SharedLogShard: @unchecked Sendable {
         deliver(news)
     }
 
-    private func result(of reply: RedisReply, waitProblem: String?, logName: String) -> SharedAppendResult {
+    /// The answer to the `place`-th entry of an `append` call.
+    private func result(of reply: RedisReply, place: Int, waitProblem: String?, logName: String) -> SharedAppendResult {
         if let error = reply.errorText {
             // OOM, READONLY after a failover, LOADING, BUSY...: never an ack.
-            note { $0.errors[RedisFailure(reason: .script, message: error).label, default: 0] += 1 }
-            logger.warning("redis refused an append; answered unavailable", metadata: ["board": "\(logName)", "error": "\(error)"])
+            if place == 0 {
+                note { $0.errors[RedisFailure(reason: .script, message: error).label, default: 0] += 1 }
+                logger.warning("redis refused an append; answered unavailable", metadata: ["board": "\(logName)", "error": "\(error)"])
+            }
             return .failed(reason: error)
         }
         let parts = reply.elements
-        switch parts.first?.text {
-        case "ok"?:
-            guard parts.count == 3, let offset = parts[1].integer, offset > 0, let epoch = parts[2].text else { break }
-            if let waitProblem { return .failed(reason: waitProblem) }
-            return .appended(offset: UInt64(offset), epoch: epoch)
-        case "dup"?:
-            guard parts.count >= 2, let seen = parts[1].text else { break }
-            return .duplicate(seen: seen)
-        case "owner"?:
-            return .notOwner
-        default:
-            break
+        let at = 1 + 2 * place
+        if parts.count >= at + 2, let epoch = parts[0].text {
+            switch parts[at].text {
+            case "ok"?:
+                guard let offset = parts[at + 1].integer, offset > 0 else { break }
+                if let waitProblem { return .failed(reason: waitProblem) }
+                return .appended(offset: UInt64(offset), epoch: epoch)
+            case "dup"?:
+                guard let seen = parts[at + 1].text else { break }
+                return .duplicate(seen: seen)
+            case "owner"?:
+                return .notOwner
+            default:
+                break
+            }
         }
         note { $0.errors["protocol", default: 0] += 1 }
         return .failed(reason: "unexpected answer from the append script")
     }
 
-    private func command(for job: Job, hashes: ScriptHashes, evalText: Bool) -> [String] {
-        switch job {
-        case let .propose(proposal):
-            let keys = SharedLogScripts.BoardKeys(logName: proposal.logName)
+    private func command(for unit: [Job], hashes: ScriptHashes, evalText: Bool) -> [String] {
+        switch unit.first {
+        case let .propose(first)?:
+            let keys = SharedLogScripts.BoardKeys(logName: first.logName)
             let head = evalText ? ["EVAL", SharedLogScripts.append] : ["EVALSHA", hashes.append]
-            return head + ["5", keys.meta, keys.log, keys.keys, keys.keyOrder, keys.owners,
-                           proposal.body, proposal.key ?? "", proposal.owner.map { String($0.replica.rawValue) } ?? "",
-                           proposal.owner?.sub ?? "", Self.newEpoch()]
-        case let .fold(fold, snapshot):
+            var command = head + ["5", keys.meta, keys.log, keys.keys, keys.keyOrder, keys.owners, Self.newEpoch()]
+            command.reserveCapacity(command.count + 4 * unit.count)
+            for case let .propose(proposal) in unit {
+                command += [proposal.body, proposal.key ?? "", proposal.owner.map { String($0.replica.rawValue) } ?? "",
+                            proposal.owner?.sub ?? ""]
+            }
+            return command
+        case let .fold(fold, snapshot)?:
             let keys = SharedLogScripts.BoardKeys(logName: fold.logName)
             let head = evalText ? ["EVAL", SharedLogScripts.fold] : ["EVALSHA", hashes.fold]
             var command = head + ["6", keys.meta, keys.log, keys.snapshot, keys.keys, keys.keyOrder, keys.lease,
@@ -309,6 +337,8 @@ final class SharedLogShard: @unchecked Sendable {
                                   String(settings.keptBehindSnapshot), fold.epoch]
             for answer in fold.answers { command += [answer.key, answer.answer] }
             return command
+        case nil:
+            return ["PING"]
         }
     }
 
