@@ -963,6 +963,7 @@ def one_line(summary):
 
 
 def report_failure(run, cfg, summary, trace_dir):
+    pathlib.Path(trace_dir).mkdir(parents=True, exist_ok=True)
     path = pathlib.Path(trace_dir) / f"randomized-cluster-seed-{cfg.seed}.trace"
     n = 1
     while path.exists():

@@ -884,6 +884,7 @@ def summarize(run, cfg, control, thins, replicas, seconds):
 
 
 def report_failure(run, cfg, summary, trace_dir):
+    pathlib.Path(trace_dir).mkdir(parents=True, exist_ok=True)
     path = pathlib.Path(trace_dir) / f"randomized-hub-seed-{cfg.seed}.trace"
     n = 1
     while path.exists():  # keep earlier traces of the same seed (--repeat)

@@ -531,7 +531,7 @@ class ReplicaClient(Link):
             return
         known = self.have.get(rid, 0)
         if have < known:
-            self.events.violation(f"{self.name}: the hub's have for {rid} went back from {known} to {have} ({source}): acknowledged ops lost")
+            self.events.violation(f"{self.name}: the hub's have for {rid} went back from {known} to {have} ({source}): the have promise broken")
         if have > len(self.own.get(rid, [])):
             self.events.violation(f"{self.name}: the hub says it holds seq {have} of {rid}, which made only {len(self.own.get(rid, []))}")
         self.have[rid] = max(known, have)

@@ -95,8 +95,8 @@ extension HubCore {
             if room.shared.epoch.isEmpty { room.shared.epoch = epoch }
             if var reply = proposal.reply {
                 room.shared.proposals[number] = nil
-                if let version = proposal.ackVersion, let own = proposal.replica {
-                    reply = HubMessage.ack(ref: proposal.ref, version: version, have: room.durableSeq(of: own))
+                if let outcome = proposal.replicaAnswer, let own = proposal.replica {
+                    reply = outcome.frame(ref: proposal.ref, have: room.durableSeq(of: own))
                 }
                 if !proposal.isOpening { actions.append(.send(connection: proposal.connection, frame: reply)) }
             } else {

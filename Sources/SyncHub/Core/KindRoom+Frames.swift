@@ -207,8 +207,13 @@ extension KindRoom {
     /// refusal's code; either says up to which sequence number the hub holds
     /// the replica's operations (`have`).
     func mergeAnswer(_ report: MergeReport<Kind>, own: ReplicaID, ref: String?, core: inout HubCore) -> String {
-        let have = replica.versions[own]
-        guard let refusal = report.refused.first else { return HubMessage.ack(ref: ref, version: version, have: have) }
+        mergeOutcome(report, core: &core).frame(ref: ref, have: replica.versions[own])
+    }
+
+    /// What a replica's `ops` is answered after `report`, without `have`
+    /// (cluster mode adds it when the answer is sent).
+    func mergeOutcome(_ report: MergeReport<Kind>, core: inout HubCore) -> MergeOutcome {
+        guard let refusal = report.refused.first else { return .ack(version: version) }
         core.counters.operationsRefused += UInt64(report.refused.count)
         let code: String
         switch refusal {
@@ -216,7 +221,7 @@ extension KindRoom {
         case .malformed, .clockWentBack: code = "bad_operation"
         case .pendingFull: code = "too_far_ahead"
         }
-        return HubMessage.error(ProtocolError(code, refusal.description), ref: ref, have: have)
+        return .error(ProtocolError(code, refusal.description))
     }
 
     /// A replica client says who it is and which checkpoint it holds: send

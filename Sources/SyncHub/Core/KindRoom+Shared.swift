@@ -192,6 +192,7 @@ extension KindRoom {
             var notices: [HubAction] = []
             var answer: KeyedAnswer?
             var reply: String?
+            var outcome: MergeOutcome?
             if let change = entry.change {
                 let author = entry.author ?? ""
                 let upcoming = Op(id: OperationID(replica: replica.id, seq: replica.nextSeq), lamport: replica.clock + 1,
@@ -219,7 +220,8 @@ extension KindRoom {
                 core.counters.operationsApplied += UInt64(report.integratedOperations.count)
                 core.counters.operationsRestamped += UInt64(report.restamped.count)
                 if report.changedState { version += 1 }
-                reply = mergeAnswer(report, own: own, ref: nil, core: &core)
+                outcome = mergeOutcome(report, core: &core)
+                reply = outcome?.frame(ref: nil, have: replica.versions[own])
                 if !report.integratedOperations.isEmpty, !replicaMembers.isEmpty {
                     // The author gets its operations back only when one was re-stamped.
                     let author = mine.flatMap { shared.proposals[$0]?.connection }
@@ -259,11 +261,10 @@ extension KindRoom {
                     if let frame, !proposal.isOpening { replies.append(.send(connection: proposal.connection, frame: frame)) }
                 } else {
                     proposal.reply = frame
-                    // An ack of operations sent later says `have` as it is then:
-                    // relays of later entries may have shown the client more.
-                    if proposal.replica != nil, entry.operations != nil, reply?.hasPrefix("{\"type\":\"ack\"") == true {
-                        proposal.ackVersion = version
-                    }
+                    // An answer to operations (ack or error) sent later says
+                    // `have` as it is then: answers of later entries, sent at
+                    // once, may have told the client more meanwhile.
+                    if proposal.replica != nil { proposal.replicaAnswer = outcome }
                     shared.proposals[mine] = proposal
                 }
             }

@@ -1,4 +1,5 @@
 import BoardCRDT
+import SyncWire
 
 /// What a board held in cluster mode keeps about its shared log
 /// (`Sequencing.shared`): how far this hub applied it, the proposals of its
@@ -25,6 +26,22 @@ struct SharedProgress {
     var frontier = Stamp.origin
 }
 
+/// A replica's `ops` answered after a merge, `have` aside: that says what
+/// the hub holds when the answer is sent, so that answers sent later than
+/// their entry was applied (waiting for the log's confirmation, while later
+/// entries were applied and answered) never say less than one sent before.
+enum MergeOutcome {
+    case ack(version: UInt64)
+    case error(ProtocolError)
+
+    func frame(ref: String?, have: UInt64) -> String {
+        switch self {
+        case let .ack(version): HubMessage.ack(ref: ref, version: version, have: have)
+        case let .error(error): HubMessage.error(error, ref: ref, have: have)
+        }
+    }
+}
+
 /// A proposal of one of this hub's connections.
 struct PendingProposal {
     var connection: UInt64
@@ -45,9 +62,9 @@ struct PendingProposal {
     var entry: (any Sendable)?
     /// The answer, known once the entry was applied; sent once confirmed too.
     var reply: String?
-    /// An ack of a replica's operations waiting for its confirmation: its
-    /// version, its `have` taken when it is sent.
-    var ackVersion: UInt64?
+    /// The answer to a replica's operations (ack or error) waiting for its
+    /// confirmation: its `have` is taken when it is sent.
+    var replicaAnswer: MergeOutcome?
     /// What was appended, to append it again after a reload.
     var body = ""
     var logKey: String?

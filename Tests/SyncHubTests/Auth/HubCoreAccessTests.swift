@@ -147,7 +147,17 @@ import Testing
     @Test func aWaitingConnectionsBoardIsReadWhenItsTokenArrivesNotAtTheUpgrade() async throws {
         var fixture = try await Fixture.make()
         fixture.hub.join(1)
-        // Waiting, it asks the shell for nothing until it sends a frame.
+        // Waiting, it asks the shell for nothing until a valid token arrives.
+        #expect(fixture.hub.core.boardToLoad(connection: 1) == nil)
+        var bad = #"{"type":"auth","token":"not-a-token"}"#
+        let badFrame = try #require(bad.withUTF8 { fixture.hub.core.parse(connection: 1, UnsafeRawBufferPointer($0)) })
+        let badTaken = fixture.hub.core.verifyAwaiting(1, frame: badFrame)
+        #expect(!badTaken, "a bad token reads nothing")
+        #expect(fixture.hub.core.boardToLoad(connection: 1) == nil)
+        var good = Self.authFrame(try await fixture.token(sub: "ana"))
+        let goodFrame = try #require(good.withUTF8 { fixture.hub.core.parse(connection: 1, UnsafeRawBufferPointer($0)) })
+        let goodTaken = fixture.hub.core.verifyAwaiting(1, frame: goodFrame)
+        #expect(goodTaken)
         #expect(fixture.hub.core.boardToLoad(connection: 1) == BoardAddress(key: "k"))
         fixture.hub.join(2, stored: nil)
         fixture.hub.send(2, Self.authFrame(try await fixture.token(sub: "bo")))
