@@ -47,6 +47,10 @@ public protocol WireKind: BoardKind {
     /// `ITEM/FIELD` (a todo edit of a title: `a1/title`): a notice carries
     /// the ref of its author's intent about it (K9).
     static func noticeSubjects(of intent: Intent) -> [String]
+    /// A fast path for reading a change written by `changeJSON` (a
+    /// cluster's hubs read every other hub's), or nil to use the `Codable`
+    /// decoder (which must read exactly the same).
+    static func scanChange(_ fields: JSONFields) -> Change?
 }
 
 extension WireKind {
@@ -57,6 +61,7 @@ extension WireKind {
     public static var tracksEditing: Bool { false }
     public static func editingProblem(_ id: String, in state: State) -> (code: String, message: String)? { nil }
     public static func noticeSubjects(of intent: Intent) -> [String] { [] }
+    public static func scanChange(_ fields: JSONFields) -> Change? { nil }
 
     /// The kind's own members of a `state` frame as JSON text:
     /// `"order":["F","A"]`.

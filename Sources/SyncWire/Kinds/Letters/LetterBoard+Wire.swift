@@ -51,6 +51,29 @@ extension LetterBoard: WireKind {
         [ShapeMember("order", .array(state.selections.map { .value("\"\($0.letter)\"") }))]
     }
 
+    /// `select`, `deselect` and `move` (every change but `reset`) read by hand.
+    public static func scanChange(_ fields: JSONFields) -> Change? {
+        var op: String?, letter: Letter?, anchor: Letter?, side: Side?, place: Int?
+        for (key, range) in fields.members {
+            switch key {
+            case "op": op = fields.string(range)
+            case "letter": letter = fields.string(range).flatMap { Letter($0) }
+            case "anchor": anchor = fields.string(range).flatMap { Letter($0) }
+            case "side": side = fields.string(range).flatMap { Side(rawValue: $0) }
+            case "place": place = fields.integer(range)
+            default: return nil
+            }
+        }
+        switch op {
+        case "select": return letter.map { .select($0) }
+        case "deselect": return letter.map { .deselect($0) }
+        case "move":
+            guard let letter, let anchor, let side, let place else { return nil }
+            return .move(letter, anchor: anchor, side: side, place: place)
+        default: return nil
+        }
+    }
+
     public static func changeJSON(_ change: Change) -> String {
         switch change {
         case let .select(letter): "{\"op\":\"select\",\"letter\":\"\(letter)\"}"
