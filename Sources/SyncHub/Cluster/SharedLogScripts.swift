@@ -25,6 +25,10 @@ enum SharedLogScripts {
     /// `maxBatch` entries: Redis runs one script instead of one per entry.
     /// KEYS meta log keys keyorder owners; ARGV new-epoch, then entry key
     /// replica sub per entry. Answers {epoch, status1, value1, status2, value2, ...}.
+    /// An entry Redis refuses to append (an error reply to its XADD: OOM,
+    /// READONLY...) answers `err` and its message, `top` is put back, and
+    /// the entries after it are not tried (`err` too): the entries before it
+    /// are in the log and answered as such.
     static let append = """
         local epoch = redis.call('HGET', KEYS[1], 'epoch')
         if not epoch then
@@ -32,29 +36,36 @@ enum SharedLogScripts {
           redis.call('HSET', KEYS[1], 'epoch', epoch)
         end
         local out = {epoch}
+        local failed = false
         for i = 2, #ARGV, 4 do
           local entry, key, replica, sub = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
           local status, value = false, false
-          if key ~= '' then
+          if failed then
+            status, value = 'err', failed
+          end
+          if not status and key ~= '' then
             local seen = redis.call('HGET', KEYS[3], key)
             if seen then status, value = 'dup', seen end
           end
           if not status and replica ~= '' then
             local owner = redis.call('HGET', KEYS[5], replica)
-            if owner and owner ~= sub then
-              status, value = 'owner', owner
-            elseif not owner then
-              redis.call('HSET', KEYS[5], replica, sub)
-            end
+            if owner and owner ~= sub then status, value = 'owner', owner end
           end
           if not status then
             local top = redis.call('HINCRBY', KEYS[1], 'top', 1)
-            redis.call('XADD', KEYS[2], top .. '-0', 'e', entry)
-            if key ~= '' then
-              redis.call('HSET', KEYS[3], key, '@' .. top)
-              redis.call('ZADD', KEYS[4], top, key)
+            local added = redis.pcall('XADD', KEYS[2], top .. '-0', 'e', entry)
+            if type(added) == 'table' and added.err then
+              redis.call('HINCRBY', KEYS[1], 'top', -1)
+              failed = added.err
+              status, value = 'err', failed
+            else
+              if replica ~= '' then redis.call('HSETNX', KEYS[5], replica, sub) end
+              if key ~= '' then
+                redis.call('HSET', KEYS[3], key, '@' .. top)
+                redis.call('ZADD', KEYS[4], top, key)
+              end
+              status, value = 'ok', tostring(top)
             end
-            status, value = 'ok', tostring(top)
           end
           out[#out + 1] = status
           out[#out + 1] = value

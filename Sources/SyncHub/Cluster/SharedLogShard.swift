@@ -309,6 +309,11 @@ final class SharedLogShard: @unchecked Sendable {
                 return .duplicate(seen: seen)
             case "owner"?:
                 return .notOwner
+            case "err"?:
+                let message = parts[at + 1].text ?? "an error"
+                note { $0.errors[RedisFailure(reason: .script, message: message).label, default: 0] += 1 }
+                logger.warning("redis refused an append; answered unavailable", metadata: ["board": "\(logName)", "error": "\(message)"])
+                return .failed(reason: message)
             default:
                 break
             }
