@@ -9,9 +9,11 @@
 ///   added, and then each element is compared with its old self at its new
 ///   place. Editing or ticking one item is one `replace` of that field;
 ///   moving one is one `move`.
-/// - When an array changes in more places than `maxStructuralOps`, the
-///   patch replaces it whole: smaller than a long run of moves, and the
-///   diff's cost stays linear.
+/// - When an array changes in more places than `maxStructuralOps` (elements
+///   moved, added or removed; for plain arrays, places that differ), the
+///   patch replaces it whole: smaller than a long run of operations, and the
+///   diff's cost stays linear in the list (plus O(n) per move or add, at
+///   most `maxStructuralOps` of them).
 public enum StatePatch {
     public static let maxStructuralOps = 64
 
@@ -93,7 +95,9 @@ public enum StatePatch {
 
     static func diffArrays(_ old: [StateShape], _ new: [StateShape], path: String, into writer: inout Writer) {
         let common = min(old.count, new.count)
-        if abs(old.count - new.count) > maxStructuralOps {
+        var differing = abs(old.count - new.count)
+        for index in 0..<common where differing <= maxStructuralOps && old[index] != new[index] { differing += 1 }
+        if differing > maxStructuralOps {
             writer.op("replace", path: path, value: .array(new))
             return
         }
@@ -157,7 +161,6 @@ public enum StatePatch {
             for (index, id) in current.enumerated() { place[id] = index }
             let kept = Self.longestIncreasingRun(new.compactMap { place[$0.id] }).reduce(into: Set<String>()) { $0.insert(current[$1]) }
             for (index, element) in new.enumerated() {
-                let after = index == 0 ? 0 : (current.firstIndex(of: new[index - 1].id) ?? -1) + 1
                 if oldValue[element.id] != nil {
                     guard !kept.contains(element.id), let from = current.firstIndex(of: element.id) else { continue }
                     current.remove(at: from)
@@ -165,6 +168,8 @@ public enum StatePatch {
                     current.insert(element.id, at: to)
                     steps.append(.move(from: from, to: to))
                 } else {
+                    // Only adds and moves look up their place: O(n) each, at most `maxStructuralOps` of them.
+                    let after = index == 0 ? 0 : (current.firstIndex(of: new[index - 1].id) ?? -1) + 1
                     current.insert(element.id, at: after)
                     steps.append(.add(after, element))
                 }

@@ -43,10 +43,10 @@ public protocol WireKind: BoardKind {
     static var tracksEditing: Bool { get }
     /// Why `editing` of item `id` is refused in `state`, or nil.
     static func editingProblem(_ id: String, in state: State) -> (code: String, message: String)?
-    /// What a later notice about this intent's change would name, as
-    /// `ITEM/FIELD` (a todo edit of a title: `a1/title`): a notice carries
-    /// the ref of its author's intent about it (K9).
-    static func noticeSubjects(of intent: Intent) -> [String]
+    /// What a later notice about this change would name, as `ITEM/FIELD`
+    /// (a todo edit of a title: `a1/title`): a notice carries the ref of
+    /// the intent that made the change (K9).
+    static func noticeSubjects(of change: Change) -> [String]
     /// A fast path for reading a change written by `changeJSON` (a
     /// cluster's hubs read every other hub's), or nil to use the `Codable`
     /// decoder (which must read exactly the same).
@@ -60,7 +60,7 @@ extension WireKind {
     public static func summary(of change: Change) -> String { "your change" }
     public static var tracksEditing: Bool { false }
     public static func editingProblem(_ id: String, in state: State) -> (code: String, message: String)? { nil }
-    public static func noticeSubjects(of intent: Intent) -> [String] { [] }
+    public static func noticeSubjects(of change: Change) -> [String] { [] }
     public static func scanChange(_ fields: JSONFields) -> Change? { nil }
 
     /// The kind's own members of a `state` frame as JSON text:

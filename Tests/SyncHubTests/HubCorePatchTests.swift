@@ -25,7 +25,7 @@ import Testing
     @Test func subscribeGetsTheWholeStateAtOnceThenPatches() throws {
         var hub = Self.board()
         let first = try #require(Self.publishes(hub.core.publishChanged()).first)
-        #expect(first.patchTo == [1] && first.stateTo == [2])
+        #expect(first.patchTo == [1] && first.stateTo.isEmpty, "nothing changed: the whole-state client gets no copy")
         #expect(first.delivery(to: 1, holding: 0, stateWaiting: false) == .whole)
         hub.send(2, #"{"type":"select","letter":"Q"}"#)
         let next = try #require(Self.publishes(hub.commit()).first)
@@ -56,7 +56,16 @@ import Testing
         let again = try #require(Self.publishes(hub.core.publishChanged()).first)
         #expect(again.patch == nil && again.generation == first.generation)
         #expect(again.delivery(to: 1, holding: first.generation, stateWaiting: false) == .nothing)
-        #expect(again.stateTo == [2], "whole-state clients keep getting every publish as before")
+        #expect(again.stateTo.isEmpty, "nothing changed: whole-state clients get nothing new either")
+    }
+
+    @Test func aSubscribeSendsTheWholeStateToItsSenderOnlyWhenNothingChanged() throws {
+        var hub = Self.board()
+        _ = hub.core.publishChanged()
+        hub.send(2, ClientMessage<LetterBoard>.subscribeFrame(.state))
+        let answer = try #require(Self.publishes(hub.core.publishChanged()).first)
+        #expect(answer.stateTo == [2] && answer.wholeTo == [2], "the other whole-state clients get no copy")
+        #expect(answer.delivery(to: 1, holding: answer.generation, stateWaiting: false) == .nothing)
     }
 
     @Test func theWholeFrameAndThePatchedStateAreTheSameJSON() throws {
@@ -66,7 +75,9 @@ import Testing
         hub.send(2, #"{"type":"select","letter":"R"}"#)
         hub.send(2, #"{"type":"join","name":"bo"}"#)
         let next = try #require(Self.publishes(hub.commit()).first)
-        let ops = StatePatch.ops(from: first.shape, to: next.shape)
+        // The patch frame the publish made, applied to the frame before it.
+        let frame = try #require(next.patch.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+        let ops = String(decoding: try JSONSerialization.data(withJSONObject: try #require(frame["ops"])), as: UTF8.self)
         let rebuilt = try StatePatchTests.apply(ops, to: first.frame)
         let whole = try JSONSerialization.jsonObject(with: Data(next.frame.utf8))
         #expect(StatePatchTests.same(rebuilt, whole))
@@ -77,7 +88,7 @@ import Testing
         _ = hub.core.publishChanged()
         hub.send(1, ClientMessage<LetterBoard>.subscribeFrame(.state))
         let back = try #require(Self.publishes(hub.core.publishChanged()).first)
-        #expect(back.patchTo.isEmpty && Set(back.stateTo) == [1, 2])
+        #expect(back.patchTo.isEmpty && back.stateTo == [1], "the state at once to its sender only")
     }
 
     @Test func aBadFormatIsBadFieldAndChangesNothing() {
@@ -107,5 +118,10 @@ import Testing
         hub.join(3)
         let joined = try #require(Self.publishes(hub.core.publishChanged()).first)
         #expect(joined.presence?.contains(#""clients":3"#) == true)
+        // Back to states (a hello without presence): a whole state at once,
+        // whatever it held before (it got no states meanwhile).
+        hub.send(2, ClientMessage<LetterBoard>.helloFrame(ReplicaHello(replica: ReplicaID(77), name: "rep", frontier: .origin, sent: 0)))
+        let back = try #require(Self.publishes(hub.core.publishChanged()).first)
+        #expect(back.stateTo.contains(2) && back.wholeTo.contains(2) && back.presenceTo.isEmpty)
     }
 }

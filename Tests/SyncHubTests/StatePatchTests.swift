@@ -90,7 +90,13 @@ import Testing
         throw PatchError.bad("remove at \(first)")
     }
 
-    static func same(_ a: Any, _ b: Any) -> Bool { (a as? NSObject)?.isEqual(b) == true }
+    /// Equal as JSON values (`true` is not `1`): both written with sorted keys.
+    static func same(_ a: Any, _ b: Any) -> Bool {
+        let options: JSONSerialization.WritingOptions = [.sortedKeys, .fragmentsAllowed]
+        guard let x = try? JSONSerialization.data(withJSONObject: a, options: options),
+              let y = try? JSONSerialization.data(withJSONObject: b, options: options) else { return false }
+        return x == y
+    }
 
     /// Checks that the patch from `old` to `new` applies and rebuilds `new`; returns the patch.
     @discardableResult

@@ -19,19 +19,20 @@ extension BoardRoom {
                 stateTo.append(id)
             }
         }
+        // Every new shape gets a new number; one equal to the last keeps it.
         let base = publishedGeneration
         var patch: String?
-        if patchTo.isEmpty {
-            published = nil
-        } else if let old = published {
-            let ops = StatePatch.ops(from: old, to: shape)
-            if !StatePatch.isEmpty(ops) {
-                generations += 1
-                publishedGeneration = generations
-                patch = HubMessage.patch(board: address.name, version: durableVersion, ops: ops)
+        var unchanged = false
+        if let old = published {
+            if patchTo.isEmpty {
+                unchanged = old == shape
+            } else {
+                let ops = StatePatch.ops(from: old, to: shape)
+                unchanged = StatePatch.isEmpty(ops)
+                if !unchanged { patch = HubMessage.patch(board: address.name, version: durableVersion, ops: ops) }
             }
-            published = shape
-        } else {
+        }
+        if !unchanged {
             generations += 1
             publishedGeneration = generations
             published = shape
@@ -48,6 +49,9 @@ extension BoardRoom {
         }
         let whole = wholeStateDue
         wholeStateDue = []
+        // Nothing changed (a `subscribe`, a presence-only change): whole-state
+        // connections get nothing new, only those that asked for it.
+        if unchanged { stateTo = stateTo.filter { whole.contains($0) } }
         return PublishedState(board: name, shape: shape, stateTo: stateTo, patchTo: patchTo, wholeTo: whole, base: base,
                               generation: publishedGeneration, patch: patch, presence: presence, presenceTo: presence == nil ? [] : presenceTo)
     }

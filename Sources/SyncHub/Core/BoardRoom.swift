@@ -26,8 +26,8 @@ class BoardRoom {
     private(set) var operationsInFlight: [ReplicaID: UInt64] = [:]
     /// The state frame needs sending (change, join or leave).
     var needsPublish = false
-    /// The state last published while some connection takes patches (the
-    /// base of the next patch; nil when none does) and its hub-wide number.
+    /// The state last published (the base of the next patch, and what tells
+    /// a publish that changed nothing) and its hub-wide number.
     var published: StateShape?
     var publishedGeneration: UInt64 = 0
     /// The presence last sent to replica clients that take `presence`.
@@ -141,7 +141,7 @@ class BoardRoom {
     func noteRef(_ ref: String?, about subjects: [String], from connection: UInt64) {
         guard let ref, !subjects.isEmpty else { return }
         var refs = noticeRefs[connection] ?? [:]
-        if refs.count >= Self.maxNoticeRefs { refs.removeAll() }
+        if refs.count >= Self.maxNoticeRefs, let any = refs.keys.first { refs[any] = nil }
         for subject in subjects { refs[subject] = ref }
         noticeRefs[connection] = refs
     }

@@ -44,7 +44,6 @@ extension KindRoom {
         }
         switch message {
         case let .intent(intent, ref, key):
-            noteRef(ref, about: Kind.noticeSubjects(of: intent), from: connection)
             if core.isShared {
                 proposeIntent(intent, ref: ref, key: key, by: connection, core: &core, actions: &actions)
             } else {
@@ -151,6 +150,8 @@ extension KindRoom {
                 core.counters.operationsApplied += 1
                 version += 1
                 answer = .ack(version: version, members: Kind.ackMembers(for: operation))
+                // A later notice about what this change set carries this ref (K9).
+                if let operation { noteRef(ref, about: Kind.noticeSubjects(of: operation.change), from: connection) }
             case .unchanged?, nil:
                 answer = .ack(version: version, members: Kind.ackMembers(for: operation))
             }
@@ -268,7 +269,11 @@ extension KindRoom {
         }
         guard hello.sent == 0 || replica.knows(hello.replica) else {
             members[connection]?.replica = nil
-            members[connection]?.presenceOnly = false
+            if members[connection]?.presenceOnly == true {
+                members[connection]?.presenceOnly = false
+                wholeStateDue.insert(connection)
+                core.markForPublish(self)
+            }
             replicaMembers.remove(connection)
             actions.append(.send(connection: connection, frame: HubMessage.error(ProtocolError(
                 "unknown_replica",
@@ -280,9 +285,12 @@ extension KindRoom {
         members[connection]?.replicaName = hello.name ?? ""
         replicaMembers.insert(connection)
         if hello.presenceOnly || members[connection]?.presenceOnly == true {
-            // From now on presence in place of states: sent at once.
+            // From now on presence in place of states: sent at once. Either
+            // way the state it holds is not the last published one: a whole
+            // state when it takes states again.
             members[connection]?.presenceOnly = hello.presenceOnly
             lastPresence = nil
+            wholeStateDue.insert(connection)
             core.markForPublish(self)
         }
         awaitingSync.removeAll { $0.connection == connection }

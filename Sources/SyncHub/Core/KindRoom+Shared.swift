@@ -252,6 +252,9 @@ extension KindRoom {
                     core.counters.operationsApplied += 1
                     version += 1
                     answer = .ack(version: version, members: Kind.ackMembers(for: operation))
+                    if let mine, let proposal = shared.proposals[mine] {
+                        noteRef(proposal.ref, about: Kind.noticeSubjects(of: change), from: proposal.connection)
+                    }
                 case .unchanged?, nil:
                     answer = .ack(version: version, members: Kind.ackMembers(for: operation))
                 }

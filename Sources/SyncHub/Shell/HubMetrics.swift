@@ -64,7 +64,7 @@ final class HubMetrics {
         encodingFailures = registry.makeCounter(name: "synchub_encoding_failures_total", help: "Frames the hub could not encode (connections closed with 1011)")
         restamped = registry.makeCounter(name: "synchub_operations_restamped_total", help: "Replica operations re-stamped after ones already integrated (an ack is final)")
         unreadable = registry.makeCounter(name: "synchub_boards_unreadable_total", help: "Boards whose stored data could not be loaded (joins closed with 1011)")
-        boardReads = registry.makeCounter(name: "synchub_board_reads_after_token_total", help: "Boards read from the store for a connection once its auth frame brought a valid token (never before)")
+        boardReads = registry.makeCounter(name: "synchub_board_reads_after_token_total", help: "Boards read from the store (or Redis, in cluster mode) for a connection once its auth frame brought a valid token with a role on the board, never before; counted when the read starts")
         connectsRateLimited = registry.makeCounter(name: "synchub_connects_rate_limited_total", help: "Upgrades refused with 429: over --max-connects-per-minute from one address")
         queryTokensRefused = registry.makeCounter(name: "synchub_query_tokens_refused_total", help: "Requests refused with 400 for a token in the query string")
         originsRefused = registry.makeCounter(name: "synchub_origins_refused_total", help: "Upgrades refused with 403 for an Origin not allowed")

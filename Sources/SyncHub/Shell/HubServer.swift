@@ -220,6 +220,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             // A valid token with a role on the board arrived: read the board
             // now (never at the upgrade, never for a token refused).
             if sharedLog != nil, let board = core.awaitingBoard(connection: connection.id) {
+                core.counters.boardReads += 1
                 guard let loaded = readShared(board, for: connection) else { return }
                 if let loaded { core.provide(loaded, for: connection.id) }
             } else if let board = core.boardToLoad(connection: connection.id), let reader {

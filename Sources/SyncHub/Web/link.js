@@ -110,9 +110,10 @@
       for (let i = 0; i < tokens.length - 1; i++) {
         const t = tokens[i];
         const key = Array.isArray(node) ? arrayIndex(node, t, false) : t;
-        if (!isContainer(node[key])) throw new Error(`no container at ${t}`);
-        node[key] = copy(node[key]);
-        node = node[key];
+        if (!Object.prototype.hasOwnProperty.call(node, key) || !isContainer(node[key])) throw new Error(`no container at ${t}`);
+        const child = copy(node[key]);
+        Object.defineProperty(node, key, { value: child, writable: true, enumerable: true, configurable: true });
+        node = child;
       }
       return [top, node, tokens[tokens.length - 1]];
     };
@@ -128,7 +129,7 @@
       for (const t of tokens) {
         if (!isContainer(node)) throw new Error(`no value at ${t}`);
         const key = Array.isArray(node) ? arrayIndex(node, t, false) : t;
-        if (!(key in node)) throw new Error(`no value at ${t}`);
+        if (!Object.prototype.hasOwnProperty.call(node, key)) throw new Error(`no value at ${t}`);
         node = node[key];
       }
       return node;
@@ -137,14 +138,14 @@
       if (tokens.length === 0) return value;
       const [top, parent, last] = open(root, tokens);
       if (Array.isArray(parent)) parent.splice(arrayIndex(parent, last, true), 0, value);
-      else parent[last] = value;
+      else Object.defineProperty(parent, last, { value, writable: true, enumerable: true, configurable: true });   // even `__proto__`
       return top;
     };
     const remove = (root, tokens) => {
       if (tokens.length === 0) throw new Error('cannot remove the whole state');
       const [top, parent, last] = open(root, tokens);
       if (Array.isArray(parent)) parent.splice(arrayIndex(parent, last, false), 1);
-      else if (last in parent) delete parent[last];
+      else if (Object.prototype.hasOwnProperty.call(parent, last)) delete parent[last];
       else throw new Error(`no member ${last}`);
       return top;
     };

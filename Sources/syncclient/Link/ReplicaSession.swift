@@ -114,7 +114,8 @@ struct ReplicaSession<Kind: WireKind> {
             clients = frame.clients ?? clients
             names = frame.names ?? []
             editing = frame.editing ?? [:]
-            version = frame.version ?? version
+            // A presence frame may be written after newer `ops`: never back.
+            version = max(version, frame.version ?? version)
             return []
         case "notice":
             // K9, TC2: someone's change overwrote this person's; say what won.

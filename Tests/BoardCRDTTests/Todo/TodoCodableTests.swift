@@ -81,13 +81,13 @@ import Testing
         #expect(back.deleter(of: "b2") == "cy")
         #expect(try json(TodoList.State(entries: [.init(id: "a1", title: "Milk", titleBy: "ana", memoBy: "ana"),
                                                   .init(id: "b2", deletedBy: "bo", deletedAt: 3)], deletions: 3))
-            == #"{"deletions":3,"entries":[{"done":false,"id":"a1","memo":"","memo_by":"ana","title":"Milk","title_by":"ana"},{"deleted_at":3,"deleted_by":"bo","id":"b2"}]}"#)
+            == #"{"deletions":3,"entries":[{"done":false,"id":"a1","memo":"","memo_by":"ana","title":"Milk","title_by":"ana"},{"deleted_at":3,"deleted_by":"bo","done":false,"id":"b2","memo":"","title":""}]}"#)
         let checkpoint = Checkpoint<TodoList>(state: state, frontier: Stamp(lamport: 9, replica: ReplicaID(2)), versions: VersionVector())
         #expect(try roundTrip(checkpoint) == checkpoint)
     }
 
     /// A deleted item keeps its place and who deleted it (TC3, TC5), never
-    /// its text: not in the state, nor in a checkpoint or `sync`.
+    /// its text: not in the state, nor in a checkpoint (what `sync` carries).
     @Test func aDeletedItemKeepsNoText() throws {
         var state = reminders([("a1", "Milk")], by: "ana")
         applyTodo(.edit(id: "a1", title: nil, memo: .init("secret memo", base: "")), by: "bo", to: &state)

@@ -123,7 +123,12 @@ extension TodoList.Entry: Codable {
         var container = encoder.container(keyedBy: Key.self)
         try container.encode(id, forKey: .id)
         if let deletedBy {
-            // A tombstone: `{"id":"a1","deleted_by":"ana","deleted_at":3}`.
+            // A tombstone: no text (`forgetText`); the empty fields stay so
+            // that readers of the earlier form (which required them) still
+            // read it: `{"id":"a1","title":"","memo":"","done":false,"deleted_by":"ana","deleted_at":3}`.
+            try container.encode("", forKey: .title)
+            try container.encode("", forKey: .memo)
+            try container.encode(false, forKey: .done)
             try container.encode(deletedBy, forKey: .deletedBy)
             try container.encode(deletedAt, forKey: .deletedAt)
             return

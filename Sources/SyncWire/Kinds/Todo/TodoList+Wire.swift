@@ -154,8 +154,8 @@ extension TodoList: WireKind {
     }
 
     /// An edit's notice (TC2 `overwritten`) names its item and field.
-    public static func noticeSubjects(of intent: Intent) -> [String] {
-        guard case let .edit(id, title, memo) = intent else { return [] }
+    public static func noticeSubjects(of change: Change) -> [String] {
+        guard case let .edit(id, title, memo) = change else { return [] }
         return (title == nil ? [] : [id + "/title"]) + (memo == nil ? [] : [id + "/memo"])
     }
 
