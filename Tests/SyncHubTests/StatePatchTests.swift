@@ -1,5 +1,6 @@
 import Foundation
 import SyncWire
+@testable import BoardCRDT
 import Testing
 
 /// `StatePatch` against an independent JSON Patch (RFC 6902) applier written
@@ -192,7 +193,7 @@ import Testing
 
     @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8])
     func randomEditsOfAListAlwaysRebuildTheNextState(seed: UInt64) throws {
-        var random = SplitMix(seed: seed)
+        var random = SetDeck.SplitMix64(seed: seed)   // the Set deck's seeded generator
         var items = (0..<Int(random.next() % 30)).map { Self.item("i\($0)", title: "t\($0)") }
         var nextID = items.count
         for step in 0..<300 {
@@ -217,18 +218,5 @@ import Testing
             try Self.check(Self.list(items, version: step), Self.list(next, version: step + 1))
             items = next
         }
-    }
-}
-
-/// A small seeded generator (SplitMix64), so every run makes the same edits.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
