@@ -24,7 +24,7 @@ public enum HubMessage {
     /// The common members of a `state` frame, in the order they are
     /// written, before the kind's own (`WireKind.stateShape`) and presence.
     public static func stateHead(board: String, kind: String, version: UInt64, clients: Int, names: [String]) -> [ShapeMember] {
-        [ShapeMember("type", .value("\"state\"")), ShapeMember("board", .string(board)), ShapeMember("kind", .string(kind)),
+        [ShapeMember("type", .string("state")), ShapeMember("board", .string(board)), ShapeMember("kind", .string(kind)),
          ShapeMember("version", .int(version)), ShapeMember("clients", .int(clients)),
          ShapeMember("names", .array(names.map { .string($0) }))]
     }

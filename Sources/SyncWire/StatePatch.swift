@@ -52,14 +52,24 @@ public enum StatePatch {
 
     /// A JSON Pointer token: `~` and `/` escaped (RFC 6901).
     static func token(_ key: String) -> String {
-        guard key.contains("~") || key.contains("/") else { return key }
-        return key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+        guard key.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else { return key }
+        var out = ""
+        for character in key.unicodeScalars {
+            switch character {
+            case "~": out += "~0"
+            case "/": out += "~1"
+            default: out.unicodeScalars.append(character)
+            }
+        }
+        return out
     }
 
     static func diff(_ old: StateShape, _ new: StateShape, path: String, into writer: inout Writer) {
+        if old.isLeaf || new.isLeaf {
+            if old != new { writer.op("replace", path: path, value: new) }
+            return
+        }
         switch (old, new) {
-        case let (.value(a), .value(b)):
-            if a != b { writer.op("replace", path: path, value: new) }
         case let (.object(a), .object(b)):
             diffObjects(a, b, path: path, into: &writer)
         case let (.array(a), .array(b)):
@@ -74,7 +84,7 @@ public enum StatePatch {
     static func diffObjects(_ old: [ShapeMember], _ new: [ShapeMember], path: String, into writer: inout Writer) {
         // The common case: the same keys in the same order (a kind's fixed members).
         if old.count == new.count, zip(old, new).allSatisfy({ $0.key == $1.key }) {
-            for (a, b) in zip(old, new) { diff(a.value, b.value, path: path + "/" + token(a.key), into: &writer) }
+            for (a, b) in zip(old, new) where a.value != b.value { diff(a.value, b.value, path: path + "/" + token(a.key), into: &writer) }
             return
         }
         var oldByKey: [String: StateShape] = [:]
@@ -86,7 +96,7 @@ public enum StatePatch {
         for member in new {
             let at = path + "/" + token(member.key)
             if let before = oldByKey[member.key] {
-                diff(before, member.value, path: at, into: &writer)
+                if before != member.value { diff(before, member.value, path: at, into: &writer) }
             } else {
                 writer.op("add", path: at, value: member.value)
             }
@@ -101,7 +111,7 @@ public enum StatePatch {
             writer.op("replace", path: path, value: .array(new))
             return
         }
-        for index in 0..<common { diff(old[index], new[index], path: "\(path)/\(index)", into: &writer) }
+        for index in 0..<common where old[index] != new[index] { diff(old[index], new[index], path: "\(path)/\(index)", into: &writer) }
         if old.count > new.count {
             for index in stride(from: old.count - 1, through: new.count, by: -1) { writer.op("remove", path: "\(path)/\(index)") }
         } else {
@@ -112,7 +122,9 @@ public enum StatePatch {
     static func diffIdentified(_ old: [IdentifiedShape], _ new: [IdentifiedShape], path: String, into writer: inout Writer) {
         // The common case: the same ids in the same order (a tick, an edit).
         if old.count == new.count, zip(old, new).allSatisfy({ $0.id == $1.id }) {
-            for index in old.indices { diff(old[index].value, new[index].value, path: "\(path)/\(index)", into: &writer) }
+            for index in old.indices where old[index].value != new[index].value {
+                diff(old[index].value, new[index].value, path: "\(path)/\(index)", into: &writer)
+            }
             return
         }
         guard let plan = Plan(old: old, new: new), plan.steps.count <= maxStructuralOps else {
@@ -127,7 +139,7 @@ public enum StatePatch {
             }
         }
         for (index, element) in new.enumerated() {
-            if let before = plan.oldValue[element.id] { diff(before, element.value, path: "\(path)/\(index)", into: &writer) }
+            if let before = plan.oldValue[element.id], before != element.value { diff(before, element.value, path: "\(path)/\(index)", into: &writer) }
         }
     }
 

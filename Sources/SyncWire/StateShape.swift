@@ -4,9 +4,15 @@
 /// so a whole state and the patched one can never disagree: both come from
 /// the same tree.
 public indirect enum StateShape: Equatable, Sendable {
-    /// Any JSON value, encoded: `3`, `"A"`, `null`, `{"who":"ana"}`. A
-    /// changed leaf is replaced whole.
+    /// Any JSON value, encoded: `{"who":"ana"}`, `["2SFR"]`. A changed one
+    /// is replaced whole.
     case value(String)
+    /// A string, kept as its text (escaped only when written), so building
+    /// and comparing a large state allocates no JSON for unchanged fields.
+    case string(String)
+    case number(Int64)
+    case bool(Bool)
+    case null
     /// An object; its members are written in this order, compared by key.
     case object([ShapeMember])
     /// An array compared place by place.
@@ -16,17 +22,7 @@ public indirect enum StateShape: Equatable, Sendable {
     /// element is a patch about that element.
     case identified([IdentifiedShape])
 
-    public static func string(_ text: String) -> StateShape {
-        var out = ""
-        HubMessage.appendJSONString(text, to: &out)
-        return .value(out)
-    }
-
-    public static func int<T: BinaryInteger>(_ number: T) -> StateShape { .value(String(number)) }
-
-    public static func bool(_ flag: Bool) -> StateShape { .value(flag ? "true" : "false") }
-
-    public static let null = StateShape.value("null")
+    public static func int<T: BinaryInteger>(_ number: T) -> StateShape { .number(Int64(clamping: number)) }
 
     /// The JSON text of this value.
     public var json: String {
@@ -39,6 +35,14 @@ public indirect enum StateShape: Equatable, Sendable {
         switch self {
         case let .value(text):
             out += text
+        case let .string(text):
+            HubMessage.appendJSONString(text, to: &out)
+        case let .number(number):
+            out += String(number)
+        case let .bool(flag):
+            out += flag ? "true" : "false"
+        case .null:
+            out += "null"
         case let .object(members):
             out += "{"
             ShapeMember.write(members, to: &out)
@@ -57,6 +61,14 @@ public indirect enum StateShape: Equatable, Sendable {
                 element.value.write(to: &out)
             }
             out += "]"
+        }
+    }
+
+    /// Whether two values are leaves (written whole when they differ).
+    var isLeaf: Bool {
+        switch self {
+        case .object, .array, .identified: false
+        default: true
         }
     }
 }

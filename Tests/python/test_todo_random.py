@@ -295,7 +295,11 @@ def check_answers(players, states, start_version, top):
 def check_notices(players):
     names = {p.name for p in players}
     for p in players:
-        edits = {e.ref: e.frame for e in p.log if e.frame["type"] == "edit"}
+        # Every edit this connection ever sent (its log restarts each phase):
+        # a notice names the applied edit whose text was overwritten, which
+        # may be from an earlier phase when later ones changed nothing.
+        edits = p.__dict__.setdefault("edits_ever", {})
+        edits.update({e.ref: e.frame for e in p.log if e.frame["type"] == "edit"})
         for n in p.c.notices():
             assert n["code"] == "overwritten" and n["field"] in R.FIELDS, n
             assert any(n["message"] == R.overwritten_message(w, n["field"], n["text"]) for w in names - {p.name}), n

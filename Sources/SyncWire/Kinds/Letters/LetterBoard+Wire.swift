@@ -48,7 +48,8 @@ extension LetterBoard: WireKind {
     }
 
     public static func stateShape(_ state: State) -> [ShapeMember] {
-        [ShapeMember("order", .array(state.selections.map { .value("\"\($0.letter)\"") }))]
+        // By letter (each is selected at most once): a move is one `move`.
+        [ShapeMember("order", .identified(state.selections.map { IdentifiedShape(id: "\($0.letter)", .string("\($0.letter)")) }))]
     }
 
     /// `select`, `deselect` and `move` (every change but `reset`) read by hand.

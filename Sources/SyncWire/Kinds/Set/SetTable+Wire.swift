@@ -74,7 +74,7 @@ extension SetTable: WireKind {
         }
         return [
             ShapeMember("game", .int(state.game)),
-            ShapeMember("table", .array(state.table.map { place in place.map { .value("\"\($0.code)\"") } ?? .null })),
+            ShapeMember("table", .array(state.table.map { place in place.map { .string($0.code) } ?? .null })),
             ShapeMember("deck", .int(state.deck.count)), ShapeMember("sets_on_table", .int(state.setsOnTable)),
             ShapeMember("over", .bool(state.over)), ShapeMember("players", .object(players)), ShapeMember("last", last),
         ]

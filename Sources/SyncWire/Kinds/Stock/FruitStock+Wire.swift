@@ -61,14 +61,19 @@ extension FruitStock: WireKind {
     }
 
     public static func stateShape(_ state: State) -> [ShapeMember] {
-        let recent: [StateShape] = state.recent.map { made in
-            .object([ShapeMember("who", .string(made.who)), ShapeMember("juice", .value("\"\(made.juice.rawValue)\""))])
+        // Each recent make by its number among all makes (J7 counts them):
+        // a make is one `add` at the end and one `remove` of the oldest,
+        // not a shift of every place.
+        let total = state.made.values.reduce(0) { $0 &+ $1 }
+        let first = total &- state.recent.count
+        let recent: [IdentifiedShape] = state.recent.enumerated().map { index, made in
+            IdentifiedShape(id: String(first &+ index), .object([ShapeMember("who", .string(made.who)), ShapeMember("juice", .string(made.juice.rawValue))]))
         }
         return [
             ShapeMember("stock", .object(Fruit.allCases.map { ShapeMember($0.rawValue, .int(state.count(of: $0))) })),
             ShapeMember("can_make", .object(Juice.allCases.map { ShapeMember($0.rawValue, .int(state.canMake($0))) })),
             ShapeMember("made", .object(Juice.allCases.compactMap { juice in state.made[juice].map { ShapeMember(juice.rawValue, .int($0)) } })),
-            ShapeMember("recent", .array(recent)),
+            ShapeMember("recent", .identified(recent)),
         ]
     }
 
