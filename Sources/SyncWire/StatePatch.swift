@@ -127,20 +127,60 @@ public enum StatePatch {
             }
             return
         }
-        guard let plan = Plan(old: old, new: new), plan.steps.count <= maxStructuralOps else {
-            writer.op("replace", path: path, value: .identified(new))
-            return
-        }
-        for step in plan.steps {
-            switch step {
-            case let .remove(index): writer.op("remove", path: "\(path)/\(index)")
-            case let .move(from, to): writer.op("move", path: "\(path)/\(to)", from: "\(path)/\(from)")
-            case let .add(index, element): writer.op("add", path: "\(path)/\(index)", value: element.value)
+        // Only the window between the common head and tail changed place.
+        let shorter = min(old.count, new.count)
+        var head = 0
+        while head < shorter, old[head].id == new[head].id { head += 1 }
+        var tail = 0
+        while tail < shorter - head, old[old.count - 1 - tail].id == new[new.count - 1 - tail].id { tail += 1 }
+        let oldWindow = old[head..<old.count - tail], newWindow = new[head..<new.count - tail]
+        // The old self of the element at `index` of `new` in the window.
+        let before: (Int) -> StateShape?
+        if let forward = Self.oneMove(oldWindow, newWindow) {
+            // One element moved (a drag): one `move`, whatever the distance.
+            let (start, end) = (oldWindow.startIndex, oldWindow.endIndex - 1)
+            writer.op("move", path: "\(path)/\(forward ? end : start)", from: "\(path)/\(forward ? start : end)")
+            before = { index in
+                forward ? (index == end ? old[start].value : old[index + 1].value)
+                        : (index == start ? old[end].value : old[index - 1].value)
             }
+        } else {
+            guard let plan = Plan(old: Array(oldWindow), new: Array(newWindow), offset: head), plan.steps.count <= maxStructuralOps else {
+                writer.op("replace", path: path, value: .identified(new))
+                return
+            }
+            for step in plan.steps {
+                switch step {
+                case let .remove(index): writer.op("remove", path: "\(path)/\(index)")
+                case let .move(from, to): writer.op("move", path: "\(path)/\(to)", from: "\(path)/\(from)")
+                case let .add(index, element): writer.op("add", path: "\(path)/\(index)", value: element.value)
+                }
+            }
+            before = { index in plan.oldValue[new[index].id] }
         }
-        for (index, element) in new.enumerated() {
-            if let before = plan.oldValue[element.id], before != element.value { diff(before, element.value, path: "\(path)/\(index)", into: &writer) }
+        // Then each element against its old self, at its new place.
+        for index in 0..<head where old[index].value != new[index].value {
+            diff(old[index].value, new[index].value, path: "\(path)/\(index)", into: &writer)
         }
+        for index in newWindow.indices {
+            if let was = before(index), was != new[index].value { diff(was, new[index].value, path: "\(path)/\(index)", into: &writer) }
+        }
+        for back in 0..<tail {
+            let (a, b) = (old[old.count - 1 - back], new[new.count - 1 - back])
+            if a.value != b.value { diff(a.value, b.value, path: "\(path)/\(new.count - 1 - back)", into: &writer) }
+        }
+    }
+
+    /// Whether `new` is `old` with one element moved from one end of the
+    /// window to the other (the common head and tail trimmed, a single move
+    /// must be that): true when the first went to the end, false when the
+    /// last went to the front, nil when it is something else.
+    static func oneMove(_ old: ArraySlice<IdentifiedShape>, _ new: ArraySlice<IdentifiedShape>) -> Bool? {
+        guard old.count == new.count, old.count >= 2, let first = old.first, let last = old.last,
+              let newFirst = new.first, let newLast = new.last else { return nil }
+        if first.id == newLast.id, zip(old.dropFirst(), new.dropLast()).allSatisfy({ $0.id == $1.id }) { return true }
+        if last.id == newFirst.id, zip(old.dropLast(), new.dropFirst()).allSatisfy({ $0.id == $1.id }) { return false }
+        return nil
     }
 
     /// How an identified array becomes the next: removals (from the end),
@@ -156,8 +196,9 @@ public enum StatePatch {
         var steps: [Step] = []
         var oldValue: [String: StateShape] = [:]
 
-        /// Nil when ids repeat (then the array is replaced whole).
-        init?(old: [IdentifiedShape], new: [IdentifiedShape]) {
+        /// Nil when ids repeat (then the array is replaced whole). `offset`:
+        /// where `old` and `new` start in the whole list (a window).
+        init?(old: [IdentifiedShape], new: [IdentifiedShape], offset: Int = 0) {
             var newIDs = Set<String>()
             for element in new where !newIDs.insert(element.id).inserted { return nil }
             for element in old {
@@ -165,7 +206,7 @@ public enum StatePatch {
                 if newIDs.contains(element.id) { oldValue[element.id] = element.value }
             }
             for index in stride(from: old.count - 1, through: 0, by: -1) where !newIDs.contains(old[index].id) {
-                steps.append(.remove(index))
+                steps.append(.remove(offset + index))
                 if steps.count > StatePatch.maxStructuralOps { return }
             }
             var current = old.map(\.id).filter { newIDs.contains($0) }
@@ -178,12 +219,12 @@ public enum StatePatch {
                     current.remove(at: from)
                     let to = index == 0 ? 0 : (current.firstIndex(of: new[index - 1].id) ?? -1) + 1
                     current.insert(element.id, at: to)
-                    steps.append(.move(from: from, to: to))
+                    steps.append(.move(from: offset + from, to: offset + to))
                 } else {
                     // Only adds and moves look up their place: O(n) each, at most `maxStructuralOps` of them.
                     let after = index == 0 ? 0 : (current.firstIndex(of: new[index - 1].id) ?? -1) + 1
                     current.insert(element.id, at: after)
-                    steps.append(.add(after, element))
+                    steps.append(.add(offset + after, element))
                 }
                 if steps.count > StatePatch.maxStructuralOps { return }
             }

@@ -2,8 +2,9 @@
 /// encoded. The hub writes whole `state` frames from it and computes the
 /// `patch` between two of them (`StatePatch`, docs/PROTOCOL.md "Patches"),
 /// so a whole state and the patched one can never disagree: both come from
-/// the same tree.
-public indirect enum StateShape: Equatable, Sendable {
+/// the same tree. Not `indirect`: the nesting goes through arrays, so a
+/// leaf costs no allocation of its own (a large list is built per publish).
+public enum StateShape: Equatable, Sendable {
     /// Any JSON value, encoded: `{"who":"ana"}`, `["2SFR"]`. A changed one
     /// is replaced whole.
     case value(String)
