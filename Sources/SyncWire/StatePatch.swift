@@ -84,7 +84,11 @@ public enum StatePatch {
     static func diffObjects(_ old: [ShapeMember], _ new: [ShapeMember], path: String, into writer: inout Writer) {
         // The common case: the same keys in the same order (a kind's fixed members).
         if old.count == new.count, zip(old, new).allSatisfy({ $0.key == $1.key }) {
-            for (a, b) in zip(old, new) where a.value != b.value { diff(a.value, b.value, path: path + "/" + token(a.key), into: &writer) }
+            // Leaves are compared before a path is made; containers are
+            // diffed directly (comparing first would walk them twice).
+            for (a, b) in zip(old, new) where !(a.value.isLeaf && a.value == b.value) {
+                diff(a.value, b.value, path: path + "/" + token(a.key), into: &writer)
+            }
             return
         }
         var oldByKey: [String: StateShape] = [:]
@@ -96,7 +100,7 @@ public enum StatePatch {
         for member in new {
             let at = path + "/" + token(member.key)
             if let before = oldByKey[member.key] {
-                if before != member.value { diff(before, member.value, path: at, into: &writer) }
+                if !(before.isLeaf && before == member.value) { diff(before, member.value, path: at, into: &writer) }
             } else {
                 writer.op("add", path: at, value: member.value)
             }

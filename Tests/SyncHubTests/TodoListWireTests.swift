@@ -231,3 +231,37 @@ import SyncWire
         #expect(TodoList.summary(of: .add(id: "a1", after: nil, title: "", memo: "")) == "your new reminder")
     }
 }
+
+/// The reminders list's hand scanner (`scanIntent`) against its full
+/// decoder: every frame it reads, it reads as the decoder does (the same
+/// frame with one unknown member added goes to the decoder).
+@Suite struct TodoIntentScannerTests {
+    static func parse(_ text: String) -> ClientMessage<TodoList>? {
+        Array(text.utf8).withUnsafeBytes { try? ClientMessage<TodoList>.parse($0) }
+    }
+
+    static func scan(_ text: String) -> ClientMessage<TodoList>? {
+        Array(text.utf8).withUnsafeBytes { TodoList.scanIntent($0) }
+    }
+
+    @Test(arguments: [
+        #"{"type":"done","id":"a1","done":true}"#, #"{"type":"done","id":"a1","done":false,"ref":"r1","key":"k1"}"#,
+        #"{"type":"move","id":"a1","after":null}"#, #"{"type":"move","id":"a1","after":"b2","ref":"r\"2"}"#,
+        #"{"type":"delete","id":"a_b-9"}"#, #" { "type" : "delete" , "id" : "x" } "#, #"{"type":"done","id":"a\u0031","done":true}"#,
+    ])
+    func framesItReadsAreReadAsTheDecoderReadsThem(_ frame: String) throws {
+        let scanned = try #require(Self.scan(frame), "the scanner reads \(frame)")
+        let decoded = try #require(Self.parse(String(frame.trimmingCharacters(in: .whitespaces).dropLast()) + #","zz":0}"#))
+        #expect(scanned == decoded)
+    }
+
+    @Test(arguments: [
+        #"{"type":"done","id":"a 1","done":true}"#, #"{"type":"done","id":"a1"}"#, #"{"type":"done","id":"a1","done":1}"#,
+        #"{"type":"move","id":"a1"}"#, #"{"type":"move","id":"a1","after":"a1","done":true}"#, #"{"type":"edit","id":"a1","title":"x"}"#,
+        #"{"type":"delete","id":"a1","ref":"\#(String(repeating: "r", count: 65))"}"#, #"{"type":"delete","id":"a1","key":""}"#,
+        #"{"type":"add","after":null}"#, #"{"type":"delete","id":"a1","title":"x"}"#,
+    ])
+    func anythingElseIsLeftToTheDecoder(_ frame: String) {
+        #expect(Self.scan(frame) == nil, "\(frame)")
+    }
+}

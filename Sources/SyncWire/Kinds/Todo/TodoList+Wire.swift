@@ -41,6 +41,45 @@ extension TodoList: WireKind {
         }
     }
 
+    /// `done`, `move` and `delete` (the frequent small intents) read by
+    /// hand; anything else, or anything unusual in them, goes to the full
+    /// decoder, which answers the same frames the same way.
+    public static func scanIntent(_ bytes: UnsafeRawBufferPointer) -> ClientMessage<TodoList>? {
+        guard let fields = JSONFields(bytes) else { return nil }
+        var type: String?, id: String?, done: Bool?, ref: String?, key: String?
+        var after: String??
+        for (name, range) in fields.members {
+            switch name {
+            case "type": type = fields.string(range)
+            case "id": guard let text = fields.string(range) else { return nil }; id = text
+            case "done": guard let flag = fields.bool(range) else { return nil }; done = flag
+            case "after":
+                if fields.isNull(range) { after = .some(nil) } else if let text = fields.string(range) { after = .some(text) } else { return nil }
+            case "ref": guard let text = fields.string(range), text.count <= ClientLimits.maxRefLength else { return nil }; ref = text
+            case "key":
+                guard let text = fields.string(range), !text.isEmpty, text.count <= ClientLimits.maxKeyLength else { return nil }
+                key = text
+            default: return nil
+            }
+        }
+        let intent: Intent
+        switch type {
+        case "done"?:
+            guard let id, let done, after == nil else { return nil }
+            intent = .done(id: id, done: done)
+        case "move"?:
+            guard let id, let after, done == nil else { return nil }
+            intent = .move(id: id, after: after)
+        case "delete"?:
+            guard let id, done == nil, after == nil else { return nil }
+            intent = .delete(id: id)
+        default:
+            return nil
+        }
+        guard problem(with: probe(intent)) == nil else { return nil }
+        return .intent(intent, ref: ref, key: key)
+    }
+
     public static func intent(type: String, frame: Data) throws(ProtocolError) -> Intent? {
         guard intentTypes.contains(type), type != "editing" else { return nil }
         let fields = try WireDecoding.decode(Fields.self, from: frame)
