@@ -41,9 +41,12 @@ Prints the tables; writes the raw results to
 Benchmarks/results/patches-latest.json. Method: BENCHMARKS.md, "Patches
 (issue 19)".
 """
-import argparse, asyncio, base64, json, os, pathlib, random, re, signal, socket, statistics, subprocess, tempfile, time
+import argparse, asyncio, base64, json, os, pathlib, random, re, signal, socket, statistics, subprocess, sys, tempfile, time
 
 import jsonpatch
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from ab import Server  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -59,28 +62,18 @@ REF_RE = re.compile(rb'"ref":"([^"]*)"')
 
 # --------------------------------------------------------------------------- the hub
 
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+class Hub(Server):
+    """The campaign's in-memory hub (ab.Server: per-connection limit lifted),
+    plus what this benchmark reads of it."""
 
-
-class Hub:
     def __init__(self, bin_dir):
-        self.port = free_port()
-        self.log = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([str(bin_dir / "synchub"), "--in-memory", "--port", str(self.port),
-                                      "--rate", "10000000", "--burst", "10000000", "--log-level", "error"],
-                                     stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 20
-        while time.time() < deadline:
-            self.log.seek(0)
-            if b"listening on ws://" in self.log.read():
-                return
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.02)
-        raise RuntimeError("synchub did not start")
+        super().__init__(bin_dir, "memory")
+
+    def rss_mib(self):
+        for line in open(f"/proc/{self.proc.pid}/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return 0.0
 
     def cpu(self):
         """(utime + stime in seconds, schedstat run time in seconds), all threads."""
@@ -95,21 +88,6 @@ class Hub:
             except OSError:
                 pass
         return ticks / CLK_TCK, ns / 1e9
-
-    def rss_mib(self):
-        with open(f"/proc/{self.proc.pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-        return 0.0
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 # --------------------------------------------------------------------------- a minimal WebSocket client
