@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Letter board paced latency against the ceiling (issue 19), interleaved.
+
+    Benchmarks/paced_letters.py [--bin DIR] [--reps 5] [--seconds 5] [--limit 1.2]
+
+The campaign's paced scenario exactly (Benchmarks/campaign.py: its Server and
+bench): one board, 50 clients, all sending, 400 ops/s paced in all,
+`syncclient bench --json` as the tool; the hub in memory with the
+per-connection rate limit lifted (`--rate 10000000 --burst 10000000`), the
+raw libwebsockets broadcaster of Benchmarks/RawBroadcaster
+(`--validate-utf8`) as the ceiling, the same tool with `--raw`. Fresh
+processes every run. Each repetition runs the hub and the broadcaster back to
+back, alternating which goes first (hub, raw; then raw, hub; ...), so drift
+on a shared machine falls on both.
+
+The figure compared is the campaign's: p99 of visibility at every client
+(`visibilityMillis`, one sample per operation and client, from send to the
+first frame at that client that includes it; against the broadcaster the
+echo carrying its send time). The hub's per-operation "when its last client
+saw it" (`visibilityAtEveryClientMillis`) is printed next to it; the
+broadcaster's tool has no such figure. Verdict: hub p99 <= LIMIT x the
+broadcaster's p99 in every repetition. Prints the 1-minute load average
+before each run. Raw runs: Benchmarks/results/paced-letters-latest.json.
+"""
+import argparse, json, os, pathlib, statistics, sys, time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import campaign  # noqa: E402  (Server, bench: the campaign's own code)
+
+ROOT = campaign.ROOT
+ARGS = ["--clients", 50, "--rate", 400]
+
+
+def run(kind, seconds, warmup, hub_args=()):
+    load = os.getloadavg()[0]
+    server = campaign.Server("raw", ()) if kind == "raw" else campaign.Server("memory", hub_args)
+    try:
+        report = campaign.bench(server, *ARGS, "--duration", seconds, "--warmup", warmup, raw=kind == "raw")
+    finally:
+        server.stop()
+    report["load1"] = load
+    return report
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", type=pathlib.Path, default=campaign.BIN,
+                        help="directory with release synchub, syncclient, raw-broadcaster")
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=5)
+    parser.add_argument("--warmup", type=float, default=1)
+    parser.add_argument("--limit", type=float, default=1.2)
+    parser.add_argument("--hub-arg", action="append", default=[],
+                        help="extra synchub argument (diagnostics, e.g. --hub-arg=--event-loop --hub-arg=poll)")
+    parser.add_argument("--control", action="store_true",
+                        help="A/A control: the broadcaster in place of the hub too (the criterion's noise floor)")
+    parser.add_argument("--out", type=pathlib.Path, default=ROOT / "Benchmarks" / "results" / "paced-letters-latest.json")
+    opts = parser.parse_args()
+    campaign.BIN = opts.bin
+    reps = []
+    for rep in range(opts.reps):
+        order = ("hub", "raw") if rep % 2 == 0 else ("raw", "hub")
+        got = {kind: run("raw" if opts.control else kind, opts.seconds, opts.warmup, opts.hub_arg) for kind in order}
+        if opts.control:
+            got["hub"].setdefault("visibilityAtEveryClientMillis", {"p99": 0.0})
+        hub, raw = got["hub"], got["raw"]
+        ratio = hub["visibilityMillis"]["p99"] / raw["visibilityMillis"]["p99"]
+        reps.append({"order": order, "hub": hub, "raw": raw, "ratio": ratio})
+        print(f"rep {rep + 1} ({' then '.join(order)}): hub p99 {hub['visibilityMillis']['p99']} ms, "
+              f"raw p99 {raw['visibilityMillis']['p99']} ms, ratio {ratio:.2f}, "
+              f"load {hub['load1']:.2f} / {raw['load1']:.2f}", flush=True)
+
+    print()
+    if opts.control:
+        print("control (A/A): the \"hub\" columns are a second broadcaster run")
+    if opts.hub_arg:
+        print(f"hub started with: {' '.join(opts.hub_arg)}")
+    print("| run | first | hub p99 ms | broadcaster p99 ms | hub / broadcaster | hub p50 / broadcaster p50 ms "
+          "| hub p99 per op, last client ms | hub ops acked/s, converged | hub CPU % / tool CPU % (hub run) "
+          "| load 1 min (hub run / raw run) |")
+    print("|" + " --- |" * 10)
+    for i, r in enumerate(reps, 1):
+        hub, raw = r["hub"], r["raw"]
+        print(f"| {i} | {r['order'][0]} | {hub['visibilityMillis']['p99']:.3f} | {raw['visibilityMillis']['p99']:.3f} "
+              f"| {r['ratio']:.2f}x | {hub['visibilityMillis']['p50']:.3f} / {raw['visibilityMillis']['p50']:.3f} "
+              f"| {hub['visibilityAtEveryClientMillis']['p99']:.3f} "
+              f"| {hub['acknowledgedPerSecond']:,.0f}, {hub['converged']} "
+              f"| {hub.get('hubCPUPercent') or 0:.0f} / {hub.get('benchCPUPercent') or 0:.0f} "
+              f"| {hub['load1']:.2f} / {raw['load1']:.2f} |")
+    ratios = [r["ratio"] for r in reps]
+    hub99 = [r["hub"]["visibilityMillis"]["p99"] for r in reps]
+    raw99 = [r["raw"]["visibilityMillis"]["p99"] for r in reps]
+    print(f"| median | | {statistics.median(hub99):.3f} | {statistics.median(raw99):.3f} "
+          f"| {statistics.median(ratios):.2f}x | | | | | |")
+    worst = max(ratios)
+    met = all(x <= opts.limit for x in ratios)
+    print(f"\nverdict: {'met' if met else 'missed'}: hub p99 <= {opts.limit}x the broadcaster's in "
+          f"{sum(x <= opts.limit for x in ratios)} of {len(ratios)} runs (worst {worst:.2f}x, "
+          f"median {statistics.median(ratios):.2f}x)")
+    opts.out.parent.mkdir(parents=True, exist_ok=True)
+    opts.out.write_text(json.dumps({"bin": str(opts.bin), "hubArgs": opts.hub_arg, "control": opts.control, "reps": reps, "seconds": opts.seconds, "warmup": opts.warmup,
+                                    "limit": opts.limit, "machine": campaign.machine(), "met": met,
+                                    "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+                                   indent=1, default=str))
+    print(f"raw runs: {opts.out}")
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
