@@ -411,6 +411,7 @@ enum KindFuzz<Kind: FuzzedKind> {
             case let .hello(hello): [DecoderFuzz.utf8(hello.name)]
             case let .editing(id, ref): [DecoderFuzz.utf8(id), DecoderFuzz.utf8(ref)]
             case let .auth(token, ref): [DecoderFuzz.utf8(token), DecoderFuzz.utf8(ref)]
+            case let .subscribe(_, ref): [DecoderFuzz.utf8(ref)]
             }
         }
         return a == b && strings(a) == strings(b)
@@ -446,6 +447,13 @@ enum KindFuzz<Kind: FuzzedKind> {
         case let .operations(operations, ref):
             text = Message.operationsFrame(operations, ref: ref)
             for operation in operations { checkOperation(operation, input: bytes) }
+        case let .subscribe(format, ref):
+            var frame = String(Message.subscribeFrame(format).dropLast())
+            if let ref {
+                frame += ",\"ref\":"
+                HubMessage.appendJSONString(ref, to: &frame)
+            }
+            text = frame + "}"
         }
         let again = parse(text)
         guard case let .success(back) = again, identical(back, message) else {
