@@ -33,6 +33,9 @@ public final class ServerConnection: @unchecked Sendable {
     /// is queued is written (0: none): a patch goes only to a connection
     /// that holds the patch's base (the hub sets it, docs/PROTOCOL.md "Patches").
     public var heldState: UInt64 = 0
+    /// Set once its `ESTABLISHED` callback returned: frames may then be
+    /// written outside its writable callback (`ServerOptions.directWrites`).
+    var writesDirectly = false
     /// Whether a state (or patch) waits in the `latest` slot unwritten: a
     /// newer patch cannot follow it there, a whole state replaces it.
     public var stateWaiting: Bool { latest != nil }

@@ -22,6 +22,12 @@ public struct ServerOptions: Sendable {
     public var stallSeconds: UInt64 = 15
     /// How the service thread waits for sockets.
     public var eventLoop: EventLoopKind = .libev
+    /// Writes a frame at once when nothing of the connection is buffered in
+    /// lws, instead of asking the event loop to watch it for writability
+    /// (with libev, two `epoll_ctl` per write: the paced fan-out's largest
+    /// cost after `send` itself). A connection whose receive callback is
+    /// running, or that is closing, waits for its writable callback.
+    public var directWrites = true
     /// With files, the server speaks only TLS (`wss://`, `https://`) on its port.
     public var tls: TLSFiles?
     /// Bytes of request headers lws keeps per request (a bearer token must fit).

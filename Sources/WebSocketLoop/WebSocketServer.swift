@@ -282,8 +282,20 @@ public final class WebSocketServer: @unchecked Sendable {
 
     private func requestWrite(_ connection: ServerConnection) {
         if connection.waitingSince == nil { connection.waitingSince = Self.nowNanos() }
+        if options.directWrites, connection.writesDirectly, connection.id != receivingFrom, connection.closing == nil,
+           !connection.closed, lws_partial_buffered(connection.wsi) == 0 {
+            // Nothing of it waits in lws: write now (`ServerOptions.directWrites`).
+            if writeable(connection) < 0 {
+                lws_set_timeout(connection.wsi, pending_timeout(rawValue: PENDING_TIMEOUT_USER_OK.rawValue), LWS_TO_KILL_ASYNC)
+            }
+            return
+        }
         lws_callback_on_writable(connection.wsi)
     }
+
+    /// The connection whose receive callback runs now: its replies wait for
+    /// its writable callback (lws is in the middle of reading it).
+    private var receivingFrom: UInt64 = 0
 
     /// Monotonic clock in nanoseconds.
     public static func nowNanos() -> UInt64 {
@@ -361,6 +373,8 @@ public final class WebSocketServer: @unchecked Sendable {
         user.storeBytes(of: Unmanaged.passRetained(connection).toOpaque(), as: UnsafeMutableRawPointer?.self)
         connections[connection.id] = connection
         delegate?.opened(connection)
+        // From now on (out of this callback) its frames may be written at once.
+        connection.writesDirectly = true
         return 0
     }
 
@@ -375,6 +389,8 @@ public final class WebSocketServer: @unchecked Sendable {
             stats.oversizedClosed += 1
             return -1
         }
+        receivingFrom = connection.id
+        defer { receivingFrom = 0 }
         if isFinal && connection.receiveBuffer.isEmpty {
             delegate?.received(connection, message: UnsafeRawBufferPointer(start: input, count: length), isText: isText)
             return 0
