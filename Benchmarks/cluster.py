@@ -396,7 +396,7 @@ def figure3(results):
     n = ARGS.scale_clients
     print(f"\n### 3. {n:,} clients on one board, 10 changes/s ({ARGS.scale_reps} repetitions)\n", flush=True)
     d = ["--clients", n, "--senders", 10, "--rate", 10, "--connect-rate", 5000, "--duration", max(ARGS.seconds, 10),
-         "--warmup", 1, "--threads", 2]
+         "--warmup", 1, "--threads", 2, "--read-batch-micros", ARGS.read_batch_micros]
     big = ["--max-clients-per-board", 200000]
     configs = [("1 hub --in-memory", dict(hubs=1, kind="memory", extra=big)),
                ("1 hub on Redis", dict(hubs=1, extra=big)),
@@ -532,6 +532,8 @@ def main():
     p.add_argument("--scale-reps", type=int, default=3)
     p.add_argument("--seconds", type=float, default=5)
     p.add_argument("--scale-clients", type=int, default=10000)
+    p.add_argument("--read-batch-micros", type=int, default=2000,
+                   help="figure 3: the tool's pause before it waits for sockets again (0: read every frame at once)")
     p.add_argument("--only", default="1,2,3,4")
     p.add_argument("--out", type=pathlib.Path, default=ROOT / "Benchmarks" / "results" / "cluster-latest.json")
     ARGS = p.parse_args()

@@ -18,3 +18,23 @@ public func raiseOpenFileLimit() -> Int {
     getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     return Int(limit.rlim_cur)
 }
+
+/// The `fd_limit_per_thread` to give a one-thread lws context that should hold
+/// `sockets` connections.
+///
+/// lws finds the connection of a ready socket in a table indexed by the
+/// socket's number, sized from the process's open-file limit. When
+/// `fd_limit_per_thread` is *below* that limit, lws 4.1 shrinks the table and
+/// switches to "slow fds handling": it scans the whole table on every socket
+/// event. With 10,000 sockets that scan was half of the load tool's CPU, and a
+/// hub given `--fd-limit 200000` on a machine whose limit is 1,048,576 would
+/// scan 200,000 entries per event. So a context meant for many sockets is given
+/// at least the process's limit (a table of 8 bytes per descriptor), and the
+/// lookup stays one index. Small contexts (a one-shot command's single
+/// socket) keep their small table: scanning a few dozen entries costs nothing.
+public func descriptorTableSize(forSockets sockets: UInt32) -> UInt32 {
+    guard sockets > 1024 else { return sockets }
+    let processLimit = sysconf(Int32(_SC_OPEN_MAX))
+    guard processLimit > 0 else { return sockets }
+    return max(sockets, UInt32(clamping: processLimit))
+}

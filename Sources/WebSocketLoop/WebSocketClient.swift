@@ -76,7 +76,7 @@ public final class WebSocketClient: @unchecked Sendable {
         var info = lws_context_creation_info()
         info.port = CONTEXT_PORT_NO_LISTEN
         info.protocols = UnsafePointer(protocols)
-        info.fd_limit_per_thread = fdLimit
+        info.fd_limit_per_thread = descriptorTableSize(forSockets: fdLimit)
         info.timeout_secs = 10
         info.connect_timeout_secs = 5
         info.user = Unmanaged.passUnretained(self).toOpaque()

@@ -105,7 +105,7 @@ public final class WebSocketServer: @unchecked Sendable {
         if options.reusePort { info.options |= UInt64(LWS_SERVER_OPTION_ALLOW_LISTEN_SHARE) }
         info.retry_and_idle_policy = UnsafePointer(retryPolicy)
         info.timeout_secs = options.handshakeTimeoutSeconds
-        info.fd_limit_per_thread = options.fdLimit
+        info.fd_limit_per_thread = descriptorTableSize(forSockets: options.fdLimit)
         info.user = Unmanaged.passUnretained(self).toOpaque()
         info.max_http_header_data = options.maxHeaderBytes
         if options.tls != nil {

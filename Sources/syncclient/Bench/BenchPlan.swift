@@ -34,6 +34,10 @@ struct BenchPlan: Sendable {
     var todoItems = 50
     /// `--connect-only --token-list`: connection i presents token i mod count (distinct tokens miss the hub's cache).
     var tokens: [String] = []
+    /// `--read-batch-micros`: each client thread pauses this long before it
+    /// waits for sockets again, so that one wake-up reads many frames (as a
+    /// network card coalesces interrupts). 0: read every frame at once.
+    var readBatchMicros: UInt32 = 0
 
     var totalClients: Int { boardNames.count * clientsPerBoard }
 

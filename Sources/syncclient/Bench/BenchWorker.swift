@@ -150,6 +150,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     // MARK: Loop
 
     func serviceLoopDidRun() {
+        defer { if plan.readBatchMicros > 0 { usleep(plan.readBatchMicros) } }
         let now = BenchClock.now()
         if !toConnect.isEmpty {
             if lastPace == 0 { lastPace = now }

@@ -57,6 +57,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Seconds of sending before measuring.") var warmup: Double = 1
     @Option(help: "New connections a second while ramping up.") var connectRate: Double = 2000
     @Option(help: "Client threads (each its own event loop).") var threads = 1
+    @Option(help: "Each client thread pauses this many microseconds before it waits for sockets again, so one wake-up reads many frames: the tool then costs less CPU on a machine it shares with the hubs, and every measured latency may include up to this pause. 0: no pause.") var readBatchMicros: UInt32 = 0
     @Option(help: "Loopback source addresses 127.0.0.1..N (default: one per 20,000 clients).") var sources: Int?
     @Option(help: "Board name prefix (boards are PREFIX-0, PREFIX-1, ...).") var prefix = "bench"
     @Option(help: "Kind of board: letters (moves on /boards/NAME), set (players choosing cards on /set/NAME), stock (juices made on /stock/NAME) or todo (reminders edited on /todo/NAME).") var kind: BenchKind = .letters
@@ -102,7 +103,7 @@ struct BenchCommand: ParsableCommand {
             sources: sources ?? max(1, (total + 19_999) / 20_000), connectionsPerSecond: connectRate,
             rate: rate, inFlightPerBoard: inFlight,
             warmupNanos: UInt64(warmup * 1e9), durationNanos: UInt64(duration * 1e9), raw: raw, kind: kind,
-            access: hubAccess, connectOnly: connectOnly, todoItems: items, tokens: try tokenList.map(Self.tokens(in:)) ?? [])
+            access: hubAccess, connectOnly: connectOnly, todoItems: items, tokens: try tokenList.map(Self.tokens(in:)) ?? [], readBatchMicros: readBatchMicros)
         if connectOnly {
             let report = ConnectBench(plan: plan, connections: connections, concurrency: concurrency,
                                       progress: !quiet && isatty(2) == 1).run()
