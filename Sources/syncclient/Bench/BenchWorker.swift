@@ -28,7 +28,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         var connectStart: UInt64 = 0
         var connectNanos: UInt64?
         var lastVersion: UInt64 = 0
-        var lastOrder: [String] = []
+        var lastOrder: UInt64 = 0
         var stateVersions: [UInt64] = []
         var stateTimes: [UInt64] = []
         var inFlight = 0
@@ -110,8 +110,13 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         let perThread = plan.rate / Double(plan.threads)
         let tick = perThread > 0 ? min(10_000, max(1_000, 500_000 / perThread)) : 10_000
         client = WebSocketClient(fdLimit: UInt32(plan.totalClients / plan.threads + 1024), tickMicros: UInt32(tick), tls: plan.access.tls)
+        let seconds = Double(plan.warmupNanos + plan.durationNanos) / 1e9 + 2
+        let expectedStates = plan.rate > 0 ? min(1 << 17, Int(plan.rate / Double(plan.boardNames.count) * seconds) + 64) : 0
         for (board, slot) in plan.slots(forWorker: index) {
             let peer = Peer(board: board, slot: slot, hub: plan.hubIndex(slot: slot))
+            // A paced run's states per client are known: grow the record once, not while measuring.
+            peer.stateVersions.reserveCapacity(expectedStates)
+            peer.stateTimes.reserveCapacity(expectedStates)
             if plan.kind != .letters {
                 peer.name = "p\(slot)"
                 peer.playerKey = Array("\"\(peer.name)\":{".utf8)
@@ -357,7 +362,9 @@ struct BenchFrame {
     var kind: Kind
     var version: UInt64 = 0
     var ref: Int?
-    var order: [String] = []
+    /// A letter board's `order`, five bits a letter (A = 1), first letter
+    /// lowest: compared for convergence without allocating per frame.
+    var order: UInt64 = 0
 
     /// `readsOrder`: a letter board's `order` (Set frames have none).
     init?(_ bytes: UnsafeRawBufferPointer, readsOrder: Bool = true) {
@@ -373,9 +380,13 @@ struct BenchFrame {
         // A Set table's state frame is long and carries no ref: not scanned for one.
         if kind != .state || readsOrder, let at = Self.valueStart(of: "ref", in: bytes) { ref = Int(Self.number(bytes, at + 1)) }
         if kind == .state, readsOrder, var at = Self.valueStart(of: "order", in: bytes) {
-            while at < bytes.count, bytes[at] != UInt8(ascii: "]") {
+            var shift: UInt64 = 0
+            while at < bytes.count, bytes[at] != UInt8(ascii: "]"), shift < 60 {
                 let c = bytes[at]
-                if c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z") { order.append(String(UnicodeScalar(c))) }
+                if c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z") {
+                    order |= UInt64(c - UInt8(ascii: "A") + 1) << shift
+                    shift += 5
+                }
                 at += 1
             }
         }
