@@ -60,7 +60,7 @@ struct TokenCommand: ParsableCommand {
         for entry in boards {
             guard let equals = entry.lastIndex(of: "="),
                   let role = BoardRole(rawValue: String(entry[entry.index(after: equals)...])) else {
-                throw ValidationError("--board \(entry): write PATTERN=read or PATTERN=write")
+                throw ValidationError("--board \(entry): write PATTERN=read, PATTERN=write or PATTERN=admin")
             }
             let pattern = String(entry[..<equals])
             if case .failure(let problem) = BoardPattern.parse(pattern, role: role) {

@@ -24,6 +24,9 @@ public enum ClientMessage<Kind: WireKind>: Equatable, Sendable {
     /// How this connection wants the board's state from now on: whole
     /// `state` frames or `patch` frames (docs/PROTOCOL.md "Patches").
     case subscribe(StateFormat, ref: String?)
+    /// A question about the board answered to this connection alone
+    /// (`WireKind.queryTypes`: the shop's `my_orders`).
+    case query(String, ref: String?)
 }
 
 /// What a thin connection gets after each change: whole states (the
@@ -202,11 +205,13 @@ extension ClientMessage {
         case "editing" where Kind.tracksEditing:
             let fields = try WireDecoding.decode(EditingFields.self, from: data)
             return .editing(id: fields.id, ref: head.ref)
+        case let type where Kind.queryTypes.contains(type):
+            return .query(type, ref: head.ref)
         default:
             if let intent = try Kind.intent(type: head.type, frame: data) {
                 return .intent(intent, ref: head.ref, key: head.key)
             }
-            let expected = (Kind.intentTypes + ["join", "subscribe", "hello", "ops"]).joined(separator: ", ")
+            let expected = (Kind.intentTypes + Kind.queryTypes + ["join", "subscribe", "hello", "ops"]).joined(separator: ", ")
             throw ProtocolError("unknown_type", "unknown \"type\" \"\(head.type.prefix(32))\" on a \(Kind.name) board; expected one of \(expected)")
         }
     }
@@ -221,7 +226,7 @@ extension ClientMessage {
     public var ref: String? {
         switch self {
         case let .intent(_, ref, _), let .join(_, ref), let .operations(_, ref), let .editing(_, ref), let .auth(_, ref),
-             let .subscribe(_, ref): ref
+             let .subscribe(_, ref), let .query(_, ref): ref
         case .hello: nil
         }
     }

@@ -65,13 +65,15 @@ public enum HubMessage {
         return out
     }
 
-    public static func rejected(ref: String?, code: String, message: String) -> String {
+    /// `members`: the kind's own fields of the refusal (`WireKind.refusalMembers`), or "".
+    public static func rejected(ref: String?, code: String, message: String, members: String = "") -> String {
         var out = "{\"type\":\"rejected\""
         appendRef(ref, to: &out)
         out += ",\"code\":"
         appendJSONString(code, to: &out)
         out += ",\"message\":"
         appendJSONString(message, to: &out)
+        if !members.isEmpty { out += "," + members }
         out += "}"
         return out
     }

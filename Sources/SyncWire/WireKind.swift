@@ -51,6 +51,19 @@ public protocol WireKind: BoardKind {
     /// cluster's hubs read every other hub's), or nil to use the `Codable`
     /// decoder (which must read exactly the same).
     static func scanChange(_ fields: JSONFields) -> Change?
+    /// Frame `type`s that ask the board something and change nothing (the
+    /// shop's `my_orders`): answered to their sender alone by `answer`.
+    static var queryTypes: [String] { get }
+    /// The ack's members answering `query` for `author` from `state`.
+    static func answer(query: String, by author: String, in state: State) -> String
+    /// Whether only an admin may perform `intent` (AUTH A13; the shop's
+    /// catalog edits). Ordinary changes need `write`.
+    static func needsAdmin(_ intent: Intent) -> Bool
+    /// The same for a replica client's change.
+    static func needsAdmin(change: Change) -> Bool
+    /// A refusal's members beyond `code` and `message` (the shop's `lines`,
+    /// `current`, `field`), or "".
+    static func refusalMembers(_ refusal: Refusal) -> String
 }
 
 extension WireKind {
@@ -62,6 +75,11 @@ extension WireKind {
     public static func editingProblem(_ id: String, in state: State) -> (code: String, message: String)? { nil }
     public static func noticeSubjects(of change: Change) -> [String] { [] }
     public static func scanChange(_ fields: JSONFields) -> Change? { nil }
+    public static var queryTypes: [String] { [] }
+    public static func answer(query: String, by author: String, in state: State) -> String { "" }
+    public static func needsAdmin(_ intent: Intent) -> Bool { false }
+    public static func needsAdmin(change: Change) -> Bool { false }
+    public static func refusalMembers(_ refusal: Refusal) -> String { "" }
 
     /// The kind's own members of a `state` frame as JSON text:
     /// `"order":["F","A"]`.

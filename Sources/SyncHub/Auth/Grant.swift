@@ -1,13 +1,17 @@
 import Foundation
 
-/// What a token lets its holder do on one board. `write` includes `read`.
+/// What a token lets its holder do on one board. `write` includes `read`;
+/// `admin` includes `write` (A13).
 enum BoardRole: String, Sendable, Comparable, CaseIterable {
     /// Sees the board (its state, presence), changes nothing.
     case read
     /// Also changes it.
     case write
+    /// Also what a kind reserves for its staff (the shop's catalog, images).
+    case admin
 
-    static func < (lhs: BoardRole, rhs: BoardRole) -> Bool { lhs == .read && rhs == .write }
+    private var rank: Int { BoardRole.allCases.firstIndex(of: self) ?? 0 }
+    static func < (lhs: BoardRole, rhs: BoardRole) -> Bool { lhs.rank < rhs.rank }
 }
 
 /// A verified token, reduced to what the hub acts on: who, the name others

@@ -71,7 +71,7 @@ struct TokenClaims: JWTPayload, Equatable {
         patterns.reserveCapacity(boards.count)
         for (text, roleName) in boards {
             guard let role = BoardRole(rawValue: roleName) else {
-                return .failure(PatternProblem("a board's role must be \"read\" or \"write\""))
+                return .failure(PatternProblem("a board's role must be \"read\", \"write\" or \"admin\""))
             }
             switch BoardPattern.parse(text, role: role) {
             case .success(let pattern): patterns.append(pattern)

@@ -235,7 +235,10 @@ struct Member {
 
     /// Whether it may change the board (open hub, or a `write` role).
     /// With a token and no role (a refresh that took it away) it may not.
-    var mayWrite: Bool { role.map { $0 == .write } ?? (grant == nil) }
+    var mayWrite: Bool { role.map { $0 >= .write } ?? (grant == nil) }
+    /// Whether it may do what a kind reserves for admins (A13): an open
+    /// hub makes everyone admin; with tokens, the `admin` role.
+    var isAdmin: Bool { role.map { $0 == .admin } ?? (grant == nil) }
 
     /// Who this connection's intents and operations are made by.
     var actingName: String { name ?? guest }
@@ -257,4 +260,6 @@ struct ParsedFrame {
     /// Whether it asks to change the board or presence (an intent, `ops`,
     /// `editing`): refused `forbidden` on a `read` connection (A9).
     var isChange = false
+    /// Whether only an admin may make it (AUTH A13; `WireKind.needsAdmin`).
+    var needsAdmin = false
 }

@@ -110,7 +110,7 @@ extension HubCore {
             return
         }
         actions.append(.authenticated(connection: connection))
-        join(connection, board: board, stored: stored, opens: role == .write, actions: &actions)
+        join(connection, board: board, stored: stored, opens: role >= .write, actions: &actions)
         guard let room = boardOf[connection].flatMap({ boards[$0] }) else { return }
         room.members[connection]?.grant = grant
         room.members[connection]?.role = role
@@ -166,17 +166,21 @@ extension HubCore {
     }
 
     /// A9: a change from a `read` connection, refused; the tenth in a minute closes it.
-    mutating func forbid(_ frame: ParsedFrame, from connection: UInt64, in room: BoardRoom, actions: inout [HubAction]) {
+    /// A13: `adminOnly`, a change only an admin may make, from a `write` connection.
+    mutating func forbid(_ frame: ParsedFrame, from connection: UInt64, in room: BoardRoom, adminOnly: Bool = false,
+                         actions: inout [HubAction]) {
         counters.authForbidden += 1
         let minute: UInt64 = 60_000_000_000
         var recent = room.members[connection]?.forbidden.filter { now < $0 + minute } ?? []
         recent.append(now)
         room.members[connection]?.forbidden = recent
         if recent.count >= Self.forbiddenPerMinute {
-            actions.append(.close(connection: connection, code: 4403, reason: "\(Self.forbiddenPerMinute) changes a minute with a read-only token"))
+            let token = adminOnly ? "a token that is not admin" : "a read-only token"
+            actions.append(.close(connection: connection, code: 4403, reason: "\(Self.forbiddenPerMinute) refused changes a minute with \(token)"))
             return
         }
-        let message = "your token lets you read this board, not change it"
+        let message = adminOnly ? "only the shop's staff (an admin token) may change the catalog"
+            : "your token lets you read this board, not change it"
         if frame.isOperations {
             let have = room.members[connection]?.replica.map { room.durableSeq(of: $0) }
             actions.append(.send(connection: connection, frame: HubMessage.error(ProtocolError("forbidden", message), ref: frame.ref, have: have)))

@@ -287,6 +287,10 @@ struct HubCore {
             forbid(frame, from: connection, in: room, actions: &actions)
             return
         }
+        if frame.needsAdmin, room.members[connection]?.isAdmin == false {
+            forbid(frame, from: connection, in: room, adminOnly: true, actions: &actions)
+            return
+        }
         room.receive(frame, from: connection, core: &self, actions: &actions)
     }
 

@@ -5,12 +5,13 @@ import SyncWire
 enum KeyedAnswer: Equatable, Sendable {
     /// `members`: the kind's own ack fields (`WireKind.ackMembers`).
     case ack(version: UInt64, members: String = "")
-    case rejected(code: String, message: String)
+    /// `members`: the kind's own refusal fields (`WireKind.refusalMembers`).
+    case rejected(code: String, message: String, members: String = "")
 
     func frame(ref: String?) -> String {
         switch self {
         case let .ack(version, members): HubMessage.ack(ref: ref, version: version, members: members)
-        case let .rejected(code, message): HubMessage.rejected(ref: ref, code: code, message: message)
+        case let .rejected(code, message, members): HubMessage.rejected(ref: ref, code: code, message: message, members: members)
         }
     }
 }

@@ -19,10 +19,16 @@ extension KindRoom {
             case .operations: isOperations = true; isChange = true
             case .hello: isHello = true
             case .intent, .editing: isChange = true
-            case .join, .auth, .subscribe: break
+            case .join, .auth, .subscribe, .query: break
+            }
+            var needsAdmin = false
+            switch message {
+            case let .intent(intent, _, _): needsAdmin = Kind.needsAdmin(intent)
+            case let .operations(operations, _): needsAdmin = operations.contains { Kind.needsAdmin(change: $0.change) }
+            default: break
             }
             return ParsedFrame(key: message.key, ref: message.ref, isOperations: isOperations, isHello: isHello,
-                               message: message, error: nil, isChange: isChange)
+                               message: message, error: nil, isChange: isChange, needsAdmin: needsAdmin)
         } catch {
             return ParsedFrame(key: nil, ref: WireDecoding.ref(inUnreadable: Data(bytes)), isOperations: false, isHello: false,
                                message: 0, error: error, isChange: false)
@@ -65,6 +71,10 @@ extension KindRoom {
             core.refresh(connection, token: token, ref: ref, actions: &actions)
         case let .subscribe(format, _):
             subscribe(connection, to: format, core: &core)
+        case let .query(query, ref):
+            // Answered from what is durable, to this connection alone (the shop's `my_orders`, P7).
+            let answer = Kind.answer(query: query, by: members[connection]?.actingName ?? "", in: durableState)
+            actions.append(.send(connection: connection, frame: HubMessage.ack(ref: ref, version: durableVersion, members: answer)))
         }
     }
 
@@ -145,7 +155,7 @@ extension KindRoom {
                 // Set table's SC2, told once): stored, since what it changed
                 // behind the scenes must replay, and answered as refused.
                 core.counters.operationsRefused += 1
-                answer = .rejected(code: refusal.code, message: refusal.message)
+                answer = .rejected(code: refusal.code, message: refusal.message, members: Kind.refusalMembers(refusal))
             case .applied?:
                 core.counters.operationsApplied += 1
                 version += 1
@@ -157,7 +167,7 @@ extension KindRoom {
             }
         } catch {
             core.counters.operationsRefused += 1
-            answer = .rejected(code: error.code, message: error.message)
+            answer = .rejected(code: error.code, message: error.message, members: Kind.refusalMembers(error))
         }
         core.record(makeRecord(operations, replies: [(connection, answer.frame(ref: ref))], author: connection,
                                keyed: key.map { ($0, answer) }), in: self)

@@ -45,10 +45,12 @@ extension KindRoom {
         } catch {
             core.counters.operationsRefused += 1
             guard key != nil else {
-                actions.append(.send(connection: connection, frame: HubMessage.rejected(ref: ref, code: error.code, message: error.message)))
+                actions.append(.send(connection: connection, frame: HubMessage.rejected(ref: ref, code: error.code, message: error.message,
+                                                                                         members: Kind.refusalMembers(error))))
                 return
             }
-            entry.refusal = [error.code, error.message]
+            let members = Kind.refusalMembers(error)
+            entry.refusal = [error.code, error.message] + (members.isEmpty ? [] : [members])
         }
         var waiting = PendingProposal(connection: connection, ref: ref, deadline: 0, key: key)
         waiting.entry = entry
@@ -247,7 +249,7 @@ extension KindRoom {
                 switch replica.outcome(of: operation.id) {
                 case let .refused(refusal)?:
                     core.counters.operationsRefused += 1
-                    answer = .rejected(code: refusal.code, message: refusal.message)
+                    answer = .rejected(code: refusal.code, message: refusal.message, members: Kind.refusalMembers(refusal))
                 case .applied?:
                     core.counters.operationsApplied += 1
                     version += 1
@@ -279,8 +281,8 @@ extension KindRoom {
                                                                           version: version), to: to))
                     }
                 }
-            } else if let refusal = entry.refusal, refusal.count == 2 {
-                answer = .rejected(code: refusal[0], message: refusal[1])
+            } else if let refusal = entry.refusal, (2...3).contains(refusal.count) {
+                answer = .rejected(code: refusal[0], message: refusal[1], members: refusal.count == 3 ? refusal[2] : "")
             } else if entry.noop == true {
                 // Nothing to change on the proposing hub's state at version
                 // `basedOn`: acknowledged with that version, under which it holds.

@@ -24,7 +24,7 @@ extension HostedKind {
 /// The one table of kinds: adding a kind is one line here (and its files in
 /// `Kinds/NAME` folders of BoardCRDT, SyncWire, syncclient and `Web/`).
 enum HostedKinds {
-    static let all: [any HostedKind.Type] = [LetterBoard.self, SetTable.self, FruitStock.self, TodoList.self]
+    static let all: [any HostedKind.Type] = [LetterBoard.self, SetTable.self, FruitStock.self, TodoList.self, BanchanShop.self]
 
     /// The kind whose boards live under `/segment/NAME`.
     static func kind(pathSegment segment: Substring) -> (any HostedKind.Type)? {
@@ -54,4 +54,8 @@ extension FruitStock: HostedKind {
 
 extension TodoList: HostedKind {
     static let page = "todo.html"
+}
+
+extension BanchanShop: HostedKind {
+    static let page = "shop.html"
 }

@@ -171,7 +171,9 @@ enum KeyedAnswerText {
         switch answer {
         case let .ack(version, members) where members.isEmpty: "ack \(version)"
         case let .ack(version, members): "ack \(version) \(members)"
-        case let .rejected(code, message): "rejected \(code) \(message)"
+        case let .rejected(code, message, members) where members.isEmpty: "rejected \(code) \(message)"
+        // The message's length in bytes tells it from the members after it.
+        case let .rejected(code, message, members): "refused \(code) \(message.utf8.count) \(message)\(members)"
         }
     }
 
@@ -184,6 +186,14 @@ enum KeyedAnswerText {
         case "rejected"?:
             guard parts.count == 3 else { return nil }
             return .rejected(code: String(parts[1]), message: String(parts[2]))
+        case "refused"?:
+            guard parts.count == 3 else { return nil }
+            let rest = parts[2].split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+            guard rest.count == 2, let length = Int(rest[0]), length >= 0, length <= rest[1].utf8.count else { return nil }
+            let bytes = Array(rest[1].utf8)
+            guard let message = String(bytes: bytes[..<length], encoding: .utf8),
+                  let members = String(bytes: bytes[length...], encoding: .utf8) else { return nil }
+            return .rejected(code: String(parts[1]), message: message, members: members)
         default:
             return nil
         }
