@@ -73,7 +73,9 @@ public enum BanchanShop: BoardKind {
             if !idGiven { dish.id = madeUpID(avoiding: state) }  // the only randomness, drawn here and recorded
             change = .addDish(dish)
         case let .removeDish(id): change = .removeDish(id)
-        case let .editDish(id, set, from): change = .editDish(id, set: set, from: from)
+        case let .editDish(id, set, from):
+            // In `DishField` order, as its JSON decodes: every replica holds the same change.
+            change = .editDish(id, set: set.sorted { $0.field.order < $1.field.order }, from: from.sorted { $0.field.order < $1.field.order })
         case let .restock(id, by): change = .restock(id, by: by)
         case let .setStock(id, to, from): change = .setStock(id, to: to, from: from)
         case let .addImage(name, image): change = .addImage(name: name, image)
