@@ -2,6 +2,7 @@
 #define SYNCHUB_CLIBWEBSOCKETS_SHIM_H
 
 #include <libwebsockets.h>
+#include <string.h>
 #include <ev.h>
 
 /// The headroom lws_write needs before every payload (a macro in C).
@@ -23,6 +24,40 @@ static inline int swlws_write_http_headers(struct lws *wsi, unsigned int status,
     if (lws_finalize_write_http_header(wsi, start, &p, end))
         return 1;
     return 0;
+}
+
+/// The same, with the caching and validation headers a stored image needs:
+/// each of `cache_control`, `etag` and `www_authenticate` is sent when not NULL
+/// (`no_store` is not: `cache_control` says it). Returns nonzero on failure.
+static inline int swlws_write_http_head(struct lws *wsi, unsigned int status, const char *content_type,
+                                        size_t body_length, const char *cache_control, const char *etag,
+                                        const char *www_authenticate)
+{
+    unsigned char buffer[LWS_PRE + 2048];
+    unsigned char *start = &buffer[LWS_PRE], *p = start, *end = &buffer[sizeof(buffer) - 1];
+    if (lws_add_http_common_headers(wsi, status, content_type, (lws_filepos_t)body_length, &p, end))
+        return 1;
+    if (cache_control && lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:",
+                                                     (const unsigned char *)cache_control, (int)strlen(cache_control), &p, end))
+        return 1;
+    if (etag && lws_add_http_header_by_name(wsi, (const unsigned char *)"etag:",
+                                            (const unsigned char *)etag, (int)strlen(etag), &p, end))
+        return 1;
+    if (www_authenticate && lws_add_http_header_by_name(wsi, (const unsigned char *)"www-authenticate:",
+                                                        (const unsigned char *)www_authenticate, (int)strlen(www_authenticate), &p, end))
+        return 1;
+    if (lws_finalize_write_http_header(wsi, start, &p, end))
+        return 1;
+    return 0;
+}
+
+/// Which method a plain HTTP request used: 0 GET, 1 POST, 2 PUT, 3 other.
+static inline int swlws_http_method(struct lws *wsi)
+{
+    if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0) return 0;
+    if (lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0) return 1;
+    if (lws_hdr_total_length(wsi, WSI_TOKEN_PUT_URI) > 0) return 2;
+    return 3;
 }
 
 /// Copies the request URI into `buffer`; returns its length or -1.

@@ -64,6 +64,10 @@ public protocol WireKind: BoardKind {
     /// A refusal's members beyond `code` and `message` (the shop's `lines`,
     /// `current`, `field`), or "".
     static func refusalMembers(_ refusal: Refusal) -> String
+    /// Plain HTTP reads below a board's path (the shop's
+    /// `/shop/NAME/sections/ID`, P5): the status and a JSON body, or nil
+    /// when the kind has no such path.
+    static func read(path: [Substring], in state: State, version: UInt64) -> (status: UInt32, json: String)?
 }
 
 extension WireKind {
@@ -80,6 +84,7 @@ extension WireKind {
     public static func needsAdmin(_ intent: Intent) -> Bool { false }
     public static func needsAdmin(change: Change) -> Bool { false }
     public static func refusalMembers(_ refusal: Refusal) -> String { "" }
+    public static func read(path: [Substring], in state: State, version: UInt64) -> (status: UInt32, json: String)? { nil }
 
     /// The kind's own members of a `state` frame as JSON text:
     /// `"order":["F","A"]`.

@@ -20,6 +20,12 @@ public struct RequestHead: Sendable, CustomStringConvertible {
     public var peerAddress: String
     /// Whether the request came over TLS (`wss://`, `https://`).
     public var isTLS: Bool
+    /// `GET`, `POST`, `PUT` (plain HTTP; an upgrade is a GET).
+    public var method: String = "GET"
+    /// `If-None-Match`, as sent.
+    public var ifNoneMatch: String?
+    /// `Content-Length` of a request with a body.
+    public var contentLength: Int?
 
     public init(path: String, queryNames: [String] = [], origin: String? = nil, host: String? = nil,
                 bearerToken: String? = nil, peerAddress: String = "", isTLS: Bool = false) {

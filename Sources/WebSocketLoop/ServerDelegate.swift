@@ -8,17 +8,33 @@ public struct HTTPRefusal: Error, Sendable {
     }
 }
 
-/// A complete HTTP response for plain GET requests.
+/// A complete answer to a plain HTTP request.
 public struct HTTPResponse: Sendable {
     public var status: UInt32
     public var contentType: String
     public var body: [UInt8]
+    /// False: `Cache-Control: no-store`. True: the `cacheControl` given, or none.
     public var cacheable: Bool
-    public init(status: UInt32, contentType: String, body: [UInt8], cacheable: Bool = false) {
+    /// `Cache-Control` when cacheable (a stored image: `public, max-age=...`).
+    public var cacheControl: String?
+    /// `ETag`, with its quotes.
+    public var etag: String?
+    /// `WWW-Authenticate` (a 401's challenge).
+    public var challenge: String?
+    public init(status: UInt32, contentType: String, body: [UInt8], cacheable: Bool = false, cacheControl: String? = nil,
+                etag: String? = nil, challenge: String? = nil) {
         self.status = status
         self.contentType = contentType
         self.body = body
         self.cacheable = cacheable
+        self.cacheControl = cacheControl
+        self.etag = etag
+        self.challenge = challenge
+    }
+
+    /// A short text answer (errors, `/healthz`).
+    public static func text(_ status: UInt32, _ message: String) -> HTTPResponse {
+        HTTPResponse(status: status, contentType: "text/plain; charset=utf-8", body: Array((message + "\n").utf8))
     }
 }
 
@@ -32,8 +48,13 @@ public protocol ServerDelegate: AnyObject {
     func opened(_ connection: ServerConnection)
     func received(_ connection: ServerConnection, message: UnsafeRawBufferPointer, isText: Bool)
     func closed(_ connection: ServerConnection)
-    /// Answers a plain GET (pages, /healthz, /metrics).
-    func respond(to request: RequestHead) -> HTTPResponse
+    /// Answers a plain HTTP request (pages, /healthz, /metrics, a shop's
+    /// images): at once, or nil to answer later with `WebSocketServer.answer`
+    /// naming `exchange` (when the answer waits for the store). `body`: a
+    /// PUT's or POST's whole body (at most `maxRequestBodyBytes`), else empty.
+    func respond(to request: RequestHead, body: [UInt8], exchange: UInt64) -> HTTPResponse?
+    /// The largest request body taken; a longer one is answered 413.
+    var maxRequestBodyBytes: Int { get }
     /// About four times a second, and once more when a stop begins.
     func tick(nowNanos: UInt64)
     /// After every turn of the service loop: the place to fold the turn's

@@ -36,6 +36,9 @@ public final class WebSocketServer: @unchecked Sendable {
     /// by their lws handle: taken at ESTABLISHED, dropped at WSI_DESTROY, and
     /// forgotten after the handshake timeout in any case.
     private var pendingAdmissions: [OpaquePointer: (admission: Admission, since: UInt64)] = [:]
+    /// Plain HTTP requests whose answer is not written yet, by exchange id (`answer`).
+    var httpExchanges: [UInt64: HTTPExchange] = [:]
+    var lastExchange: UInt64 = 0
 
     // Tables and strings lws keeps pointers to: they live as long as the server.
     private let protocols: UnsafeMutablePointer<lws_protocols>
@@ -335,14 +338,15 @@ public final class WebSocketServer: @unchecked Sendable {
             delegate?.closed(connection)
             return 0
         case LWS_CALLBACK_HTTP:
-            return http(wsi, user, input, length)
+            return httpRequest(wsi, user, input)
+        case LWS_CALLBACK_HTTP_BODY:
+            return httpBody(user, input, length)
+        case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+            return httpBodyComplete(wsi, user)
         case LWS_CALLBACK_HTTP_WRITEABLE:
             return httpWriteable(wsi, user)
         case LWS_CALLBACK_CLOSED_HTTP:
-            if let user, let raw = user.load(as: UnsafeMutableRawPointer?.self) {
-                user.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
-                Unmanaged<PendingHTTPBody>.fromOpaque(raw).release()
-            }
+            httpClosed(user)
             return 0
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             drainInbox()
@@ -487,31 +491,6 @@ public final class WebSocketServer: @unchecked Sendable {
         pendingAdmissions = pendingAdmissions.filter { now &- $0.value.since < bound }
     }
 
-    // MARK: Plain HTTP
-
-    private func http(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
-        guard let user, let input else { return -1 }
-        let path = String(cString: input.assumingMemoryBound(to: CChar.self))
-        let response = delegate?.respond(to: requestHead(wsi, path: path))
-            ?? HTTPResponse(status: 503, contentType: "text/plain", body: Array("stopping\n".utf8))
-        if swlws_write_http_headers(wsi, response.status, response.contentType, response.body.count, response.cacheable ? 0 : 1) != 0 {
-            return -1
-        }
-        let pending = PendingHTTPBody(OutgoingFrame(response.body, isText: false))
-        if let old = user.load(as: UnsafeMutableRawPointer?.self) { Unmanaged<PendingHTTPBody>.fromOpaque(old).release() }
-        user.storeBytes(of: Unmanaged.passRetained(pending).toOpaque(), as: UnsafeMutableRawPointer?.self)
-        lws_callback_on_writable(wsi)
-        return 0
-    }
-
-    private func httpWriteable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
-        guard let user, let raw = user.load(as: UnsafeMutableRawPointer?.self) else { return 0 }
-        user.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
-        let body = Unmanaged<PendingHTTPBody>.fromOpaque(raw).takeRetainedValue().frame
-        if lws_write(wsi, body.payload, body.count, LWS_WRITE_HTTP_FINAL) < body.count { return -1 }
-        return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
-    }
-
     // MARK: Request headers
 
     private func requestPath(_ wsi: OpaquePointer) -> String? {
@@ -522,7 +501,7 @@ public final class WebSocketServer: @unchecked Sendable {
     }
 
     /// Reads what the delegate decides on; the query's values stay here.
-    private func requestHead(_ wsi: OpaquePointer, path: String) -> RequestHead {
+    func requestHead(_ wsi: OpaquePointer, path: String) -> RequestHead {
         RequestHead(
             path: path,
             queryNames: queryNames(wsi),
@@ -533,7 +512,7 @@ public final class WebSocketServer: @unchecked Sendable {
             isTLS: options.tls != nil)
     }
 
-    private func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
+    func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
         let length = Int(lws_hdr_total_length(wsi, token))
         guard length > 0 else { return nil }
         var buffer = [CChar](repeating: 0, count: length + 1)
@@ -544,7 +523,7 @@ public final class WebSocketServer: @unchecked Sendable {
 
     /// The url-decoded names of the query's parameters (lws keeps each
     /// `name=value` as one fragment of WSI_TOKEN_HTTP_URI_ARGS).
-    private func queryNames(_ wsi: OpaquePointer) -> [String] {
+    func queryNames(_ wsi: OpaquePointer) -> [String] {
         let total = Int(lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS))
         guard total > 0 else { return [] }
         var buffer = [CChar](repeating: 0, count: total + 1)
@@ -560,7 +539,7 @@ public final class WebSocketServer: @unchecked Sendable {
         return names
     }
 
-    private func peerAddress(_ wsi: OpaquePointer) -> String {
+    func peerAddress(_ wsi: OpaquePointer) -> String {
         var buffer = [CChar](repeating: 0, count: 64)
         swlws_peer_address(wsi, &buffer, buffer.count)
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -576,12 +555,6 @@ public final class WebSocketServer: @unchecked Sendable {
 struct LiveContext: @unchecked Sendable {
     // Sendable: other threads use it only for `lws_cancel_service`, under the owner's lock.
     let pointer: OpaquePointer
-}
-
-/// An HTTP body waiting for its WRITEABLE callback.
-private final class PendingHTTPBody {
-    let frame: OutgoingFrame
-    init(_ frame: OutgoingFrame) { self.frame = frame }
 }
 
 /// libwebsockets' error lines since the last context creation began, so a

@@ -96,6 +96,10 @@ class BoardRoom {
     /// Who edits which item now, on kinds that track it; nil otherwise.
     func editingShape() -> StateShape? { nil }
 
+    /// A plain HTTP read below the board's path, from what is durable
+    /// (`WireKind.read`), or nil when the kind has none there.
+    func read(_ path: [Substring]) -> (status: UInt32, json: String)? { nil }
+
     /// A record of this board became durable: advance the durable state,
     /// relay operations and checkpoints to replica clients.
     /// `afterReplies` takes what must follow the record's answers (a

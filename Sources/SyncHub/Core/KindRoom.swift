@@ -116,6 +116,10 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
         return .object(members)
     }
 
+    override func read(_ path: [Substring]) -> (status: UInt32, json: String)? {
+        Kind.read(path: path, in: durableState, version: durableVersion)
+    }
+
     override func editingShape() -> StateShape? {
         guard Kind.tracksEditing else { return nil }
         // An item still on its way to the store may be edited already: shown once durable.

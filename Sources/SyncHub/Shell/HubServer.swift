@@ -10,21 +10,21 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     // Sendable: all state is touched only on the server's service thread;
     // the store writer reaches it through `server.post`.
     let server: WebSocketServer
-    private var core: HubCore
-    private let reader: BoardStore?
+    var core: HubCore
+    let reader: BoardStore?
     private let writer: GroupCommitWriter?
     private let checkpointer: WALCheckpointer?
     private let echoEnabled: Bool
     private let metrics = HubMetrics()
     private let web = WebAssets()
-    private let logger: Logger
+    let logger: Logger
     /// Origins, connect rates and the books of connections without a token yet.
     private var gate: UpgradeGate
     private(set) var storeFailure: StoreError?
     /// With auth on: the bearer token `/metrics` answers (nil: closed).
     private let metricsToken: String?
     /// Cluster mode: the boards' shared logs in Redis (nil: the embedded store or memory).
-    private let sharedLog: SharedLog?
+    let sharedLog: SharedLog?
     /// Boards whose logs the shard followers read, by log name.
     private var followed: [String: String] = [:]
     private var lastPresence: UInt64 = 0
@@ -259,7 +259,20 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         carryOut(core.handle(.left(connection: connection.id)))
     }
 
-    func respond(to request: RequestHead) -> HTTPResponse {
+    /// A shop's image may be 1 MiB (P4); nothing else takes a body.
+    var maxRequestBodyBytes: Int { ShopImages.maxBytes }
+
+    func respond(to request: RequestHead, body: [UInt8], exchange: UInt64) -> HTTPResponse? {
+        if let refusal = gate.refuseQueryToken(request) {
+            return HTTPResponse(status: refusal.status, contentType: "text/plain", body: Array((refusal.message + "\n").utf8))
+        }
+        if let shop = ShopRoute(path: request.path) { return respond(to: shop, request: request, body: body, exchange: exchange) }
+        guard request.method == "GET" else { return .text(405, "\(request.method) is not taken here; only GET (and PUT of a shop's images)") }
+        return page(for: request)
+    }
+
+    /// Pages, `/healthz`, `/metrics`.
+    private func page(for request: RequestHead) -> HTTPResponse {
         if let refusal = gate.refuseQueryToken(request) {
             return HTTPResponse(status: refusal.status, contentType: "text/plain", body: Array((refusal.message + "\n").utf8))
         }

@@ -93,7 +93,9 @@ public enum BanchanShop: BoardKind {
     }
 
     /// An order's id: its operation's, so every replica names it alike.
-    public static func orderID(of operation: OperationID) -> String { "o\(operation.replica.rawValue)-\(operation.seq)" }
+    public static func orderID(of operation: OperationID) -> String {
+        "o" + String(operation.replica.rawValue, radix: 36) + "-" + String(operation.seq)
+    }
 
     static func apply(_ change: Change, id orderID: String, by author: String, to state: inout State) -> Outcome<ShopRefusal> {
         switch change {

@@ -226,6 +226,28 @@ extension BanchanShop: WireKind {
         return "\"orders\":[" + orders.joined(separator: ",") + "]"
     }
 
+    /// P5: `sections/ID` (that section as in the state frame) and `dishes/ID`
+    /// (one dish with its `section`), each with the board's `version`.
+    public static func read(path: [Substring], in state: State, version: UInt64) -> (status: UInt32, json: String)? {
+        guard path.count == 2 else { return nil }
+        switch path[0] {
+        case "sections":
+            guard let section = ShopSection(rawValue: String(path[1])) else {
+                return (404, #"{"error":"unknown_section","message":"sections are main, soup and side"}"#)
+            }
+            return (200, StateShape.object(sectionShape(section, in: state) + [ShapeMember("version", .int(version))]).json)
+        case "dishes":
+            guard let dish = state.dish(String(path[1])) else {
+                return (404, "{\"error\":\"unknown_dish\",\"message\":" + quoted("there is no dish \"\(path[1].prefix(32))\"") + "}")
+            }
+            guard case var .object(members) = dishShape(dish, section: true) else { return nil }
+            members.append(ShapeMember("version", .int(version)))
+            return (200, StateShape.object(members).json)
+        default:
+            return nil
+        }
+    }
+
     public static func summary(of change: Change) -> String {
         switch change {
         case .order: "your order"
@@ -253,7 +275,7 @@ extension BanchanShop: WireKind {
 
     static func json(_ value: some Encodable) -> String {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
     }
 }

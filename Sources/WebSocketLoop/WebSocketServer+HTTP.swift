@@ -1,0 +1,139 @@
+import CLibWebsockets
+import Glibc
+
+/// One plain HTTP request on its way through the server: its body while it
+/// arrives, then its answer until lws lets it be written. Held by the
+/// connection's per-session slot (retained) and by `httpExchanges`.
+final class HTTPExchange {
+    let id: UInt64
+    let wsi: OpaquePointer
+    let head: RequestHead
+    var body: [UInt8] = []
+    /// The body grew past `maxRequestBodyBytes`: answered 413, the rest dropped.
+    var tooLarge = false
+    var response: HTTPResponse?
+    init(id: UInt64, wsi: OpaquePointer, head: RequestHead) {
+        self.id = id
+        self.wsi = wsi
+        self.head = head
+    }
+}
+
+/// Plain HTTP (pages, `/healthz`, `/metrics`, a shop's images and reads):
+/// GET answered when its head is read, PUT and POST once their body is in;
+/// either at once or later through `answer(_:with:)`.
+extension WebSocketServer {
+    /// Answers a request the delegate deferred (nil from `respond`). Service
+    /// thread only; an exchange whose client left is forgotten, and this does nothing.
+    public func answer(_ exchange: UInt64, with response: HTTPResponse) {
+        assertOnServiceThread()
+        guard let pending = httpExchanges[exchange], pending.response == nil else { return }
+        pending.response = response
+        lws_callback_on_writable(pending.wsi)
+    }
+
+    func httpRequest(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?) -> Int32 {
+        guard let user, let input else { return -1 }
+        var head = requestHead(wsi, path: String(cString: input.assumingMemoryBound(to: CChar.self)))
+        switch swlws_http_method(wsi) {
+        case 0: head.method = "GET"
+        case 1: head.method = "POST"
+        case 2: head.method = "PUT"
+        default: head.method = "OTHER"
+        }
+        head.ifNoneMatch = header(wsi, WSI_TOKEN_HTTP_IF_NONE_MATCH)
+        head.contentLength = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH).flatMap { Int($0) }
+        lastExchange += 1
+        let exchange = HTTPExchange(id: lastExchange, wsi: wsi, head: head)
+        if let old = user.load(as: UnsafeMutableRawPointer?.self) { release(old) }
+        user.storeBytes(of: Unmanaged.passRetained(exchange).toOpaque(), as: UnsafeMutableRawPointer?.self)
+        httpExchanges[exchange.id] = exchange
+        let limit = delegate?.maxRequestBodyBytes ?? 0
+        switch head.method {
+        case "PUT", "POST":
+            if let length = head.contentLength, length > limit {
+                exchange.tooLarge = true
+                respond(exchange, .text(413, "the body is \(length) bytes; at most \(limit) are taken"))
+            }
+            return 0  // the body follows (LWS_CALLBACK_HTTP_BODY), then its completion
+        case "GET":
+            decide(exchange)
+            return 0
+        default:
+            respond(exchange, .text(405, "only GET, and PUT of a shop's images"))
+            return 0
+        }
+    }
+
+    func httpBody(_ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        guard let exchange = exchange(in: user), let input, length > 0, !exchange.tooLarge else { return 0 }
+        let limit = delegate?.maxRequestBodyBytes ?? 0
+        guard exchange.body.count + length <= limit else {
+            exchange.tooLarge = true
+            exchange.body = []
+            respond(exchange, .text(413, "the body is over \(limit) bytes"))
+            return 0
+        }
+        exchange.body.append(contentsOf: UnsafeRawBufferPointer(start: input, count: length))
+        return 0
+    }
+
+    func httpBodyComplete(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
+        guard let exchange = exchange(in: user), !exchange.tooLarge, exchange.response == nil else { return 0 }
+        decide(exchange)
+        return 0
+    }
+
+    func httpWriteable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
+        guard let exchange = exchange(in: user), let response = exchange.response else { return 0 }
+        httpExchanges[exchange.id] = nil
+        let cacheControl = response.cacheable ? response.cacheControl : "no-store"
+        let written = withOptionalCString(cacheControl) { cache in
+            withOptionalCString(response.etag) { etag in
+                withOptionalCString(response.challenge) { challenge in
+                    swlws_write_http_head(wsi, response.status, response.contentType, response.body.count, cache, etag, challenge)
+                }
+            }
+        }
+        guard written == 0 else { return -1 }
+        let frame = OutgoingFrame(response.body, isText: false)
+        if lws_write(wsi, frame.payload, frame.count, LWS_WRITE_HTTP_FINAL) < frame.count { return -1 }
+        // A refused body was not read to its end: the connection cannot carry another request.
+        if exchange.tooLarge { return -1 }
+        return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+    }
+
+    func httpClosed(_ user: UnsafeMutableRawPointer?) {
+        guard let user, let raw = user.load(as: UnsafeMutableRawPointer?.self) else { return }
+        user.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
+        release(raw)
+    }
+
+    private func decide(_ exchange: HTTPExchange) {
+        let response = delegate.map { $0.respond(to: exchange.head, body: exchange.body, exchange: exchange.id) }
+            ?? HTTPResponse.text(503, "stopping")
+        exchange.body = []
+        if let response { respond(exchange, response) }
+    }
+
+    private func respond(_ exchange: HTTPExchange, _ response: HTTPResponse) {
+        exchange.response = response
+        lws_callback_on_writable(exchange.wsi)
+    }
+
+    private func exchange(in user: UnsafeMutableRawPointer?) -> HTTPExchange? {
+        guard let user, let raw = user.load(as: UnsafeMutableRawPointer?.self) else { return nil }
+        return Unmanaged<HTTPExchange>.fromOpaque(raw).takeUnretainedValue()
+    }
+
+    private func release(_ raw: UnsafeMutableRawPointer) {
+        let exchange = Unmanaged<HTTPExchange>.fromOpaque(raw).takeRetainedValue()
+        httpExchanges[exchange.id] = nil
+    }
+}
+
+/// Calls `body` with a C string of `text`, or NULL.
+private func withOptionalCString<T>(_ text: String?, _ body: (UnsafePointer<CChar>?) -> T) -> T {
+    guard let text else { return body(nil) }
+    return text.withCString { body($0) }
+}
