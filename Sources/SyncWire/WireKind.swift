@@ -68,6 +68,10 @@ public protocol WireKind: BoardKind {
     /// `/shop/NAME/sections/ID`, P5): the status and a JSON body, or nil
     /// when the kind has no such path.
     static func read(path: [Substring], in state: State, version: UInt64) -> (status: UInt32, json: String)?
+    /// An image the board's state names (the shop's, P4): its content type
+    /// and the SHA-256 its bytes are stored under ("" for the hub's own
+    /// drawings), or nil.
+    static func image(named name: String, in state: State) -> (type: String, digest: String)?
 }
 
 extension WireKind {
@@ -85,6 +89,7 @@ extension WireKind {
     public static func needsAdmin(change: Change) -> Bool { false }
     public static func refusalMembers(_ refusal: Refusal) -> String { "" }
     public static func read(path: [Substring], in state: State, version: UInt64) -> (status: UInt32, json: String)? { nil }
+    public static func image(named name: String, in state: State) -> (type: String, digest: String)? { nil }
 
     /// The kind's own members of a `state` frame as JSON text:
     /// `"order":["F","A"]`.

@@ -126,6 +126,47 @@ final class SharedLog {
                            epoch: epoch, entries: entries)
     }
 
+    /// A shop image's bytes (P4) under the board's hash tag, by SHA-256:
+    /// `sh:{shop/NAME}:img:DIGEST`, a hash of `type` and `bytes`. Written on
+    /// the service thread before the name is proposed (bounded by
+    /// --redis-timeout), so every hub that sees the name can serve the bytes.
+    func putImage(_ logName: String, digest: String, type: String, bytes: [UInt8]) throws(RedisFailure) {
+        let key = "sh:{" + logName + "}:img:" + digest
+        let reply = try onReader(logName) { reader throws(RedisFailure) in
+            try reader.pipelineBytes([[Array("HSET".utf8), Array(key.utf8), Array("type".utf8), Array(type.utf8), Array("bytes".utf8), bytes]])[0]
+        }
+        if let error = reply.errorText { throw RedisFailure(reason: .reply, message: error) }
+    }
+
+    func image(_ logName: String, digest: String) throws(RedisFailure) -> (type: String, bytes: [UInt8])? {
+        let key = "sh:{" + logName + "}:img:" + digest
+        let reply = try onReader(logName) { reader throws(RedisFailure) in try reader.command(["HMGET", key, "type", "bytes"]) }
+        if let error = reply.errorText { throw RedisFailure(reason: .reply, message: error) }
+        let parts = reply.elements
+        guard parts.count == 2, let type = parts[0].text, case let .bulk(bytes) = parts[1] else { return nil }
+        return (type, bytes)
+    }
+
+    /// Runs `body` on the reader connection of `logName`'s server, once more on
+    /// a fresh connection when the old one was lost (as `load` does).
+    private func onReader(_ logName: String, _ body: (RedisConnection) throws(RedisFailure) -> RedisReply) throws(RedisFailure) -> RedisReply {
+        let index = shardIndex(of: logName)
+        let reader = readers[index]
+        do {
+            if !reader.isConnected { try reader.connect(name: "synchub-\(settings.hubID)-reader") }
+            do {
+                return try body(reader)
+            } catch where error.reason == .io || error.reason == .protocolError {
+                reader.close()
+                try reader.connect(name: "synchub-\(settings.hubID)-reader")
+                return try body(reader)
+            }
+        } catch {
+            shards[index].markDown(error)
+            throw error
+        }
+    }
+
     func start() { for shard in shards { shard.start() } }
     func stop() { for shard in shards { shard.stop() } }
 

@@ -100,6 +100,9 @@ class BoardRoom {
     /// (`WireKind.read`), or nil when the kind has none there.
     func read(_ path: [Substring]) -> (status: UInt32, json: String)? { nil }
 
+    /// An image the durable state names (`WireKind.image(named:in:)`).
+    func image(named name: String) -> (type: String, digest: String)? { nil }
+
     /// A record of this board became durable: advance the durable state,
     /// relay operations and checkpoints to replica clients.
     /// `afterReplies` takes what must follow the record's answers (a

@@ -232,26 +232,9 @@ struct HubCore {
     mutating func join(_ connection: UInt64, board address: BoardAddress, stored: StoredBoard?, opens: Bool = true,
                        actions: inout [HubAction]) {
         let board = address.key
-        if boards[board] == nil {
-            guard let kind = HostedKinds.kind(named: address.kind) else {
-                actions.append(.close(connection: connection, code: 1011, reason: "no such kind of board"))
-                return
-            }
-            do {
-                let room = try kind.makeRoom(address: address, hubReplica: hubReplica, stored: stored, limits: limits)
-                boards[board] = room
-                if let shared = stored?.shared, !room.applyShared(shared.entries, core: &self, actions: &actions) {
-                    boards[board] = nil
-                    counters.sharedGaps += 1
-                    actions.append(.close(connection: connection, code: 1012, reason: "the board's shared log moved on while loading; reconnect"))
-                    return
-                }
-            } catch {
-                counters.boardsUnreadable += 1
-                actions.append(.close(connection: connection, code: 1011, reason: "board could not be loaded: \(String("\(error)".prefix(80)))"))
-                return
-            }
-            counters.boardsLoaded += 1
+        if let failure = hold(address, stored: stored, actions: &actions) {
+            actions.append(.close(connection: connection, code: failure.code, reason: failure.reason))
+            return
         }
         let guest = "guest-\(nextGuest)"
         nextGuest += 1
@@ -263,6 +246,28 @@ struct HubCore {
         markForPublish(boards[board])
         boardOf[connection] = board
         if opens { boards[board]?.open(core: &self) }
+    }
+
+    /// Makes sure this hub holds `address`, read from `stored` when it does
+    /// not; nil when it does, else the close code and reason for whoever asked.
+    mutating func hold(_ address: BoardAddress, stored: StoredBoard?, actions: inout [HubAction]) -> (code: UInt16, reason: String)? {
+        let board = address.key
+        guard boards[board] == nil else { return nil }
+        guard let kind = HostedKinds.kind(named: address.kind) else { return (1011, "no such kind of board") }
+        do {
+            let room = try kind.makeRoom(address: address, hubReplica: hubReplica, stored: stored, limits: limits)
+            boards[board] = room
+            if let shared = stored?.shared, !room.applyShared(shared.entries, core: &self, actions: &actions) {
+                boards[board] = nil
+                counters.sharedGaps += 1
+                return (1012, "the board's shared log moved on while loading; reconnect")
+            }
+        } catch {
+            counters.boardsUnreadable += 1
+            return (1011, "board could not be loaded: \(String("\(error)".prefix(80)))")
+        }
+        counters.boardsLoaded += 1
+        return nil
     }
 
     private mutating func leave(_ connection: UInt64) {

@@ -116,6 +116,10 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
         return .object(members)
     }
 
+    override func image(named name: String) -> (type: String, digest: String)? {
+        Kind.image(named: name, in: durableState)
+    }
+
     override func read(_ path: [Substring]) -> (status: UInt32, json: String)? {
         Kind.read(path: path, in: durableState, version: durableVersion)
     }

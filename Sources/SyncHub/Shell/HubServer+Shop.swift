@@ -1,4 +1,5 @@
 import BoardCRDT
+import Crypto
 import Foundation
 import SyncWire
 import WebSocketLoop
@@ -24,15 +25,59 @@ enum ShopImages {
     static let maxBytes = 1 << 20
     /// A name never names other bytes (P4), so a browser may keep an image for good.
     static let cacheControl = "public, max-age=31536000, immutable"
+
+    /// The content type the bytes themselves show (their first bytes; an
+    /// SVG is UTF-8 text whose first element is `<svg`), or nil.
+    static func type(of bytes: [UInt8]) -> String? {
+        if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return "image/png" }
+        if bytes.starts(with: [0xFF, 0xD8, 0xFF]) { return "image/jpeg" }
+        if bytes.count >= 12, bytes.starts(with: Array("RIFF".utf8)), Array(bytes[8..<12]) == Array("WEBP".utf8) { return "image/webp" }
+        guard let text = String(validating: bytes.prefix(4096), as: UTF8.self) ?? String(validating: bytes, as: UTF8.self) else { return nil }
+        var rest = Substring(text)
+        if rest.hasPrefix("\u{FEFF}") { rest = rest.dropFirst() }
+        while true {
+            rest = rest.drop { $0.isWhitespace }
+            if rest.hasPrefix("<?") || rest.hasPrefix("<!--") || rest.hasPrefix("<!DOCTYPE") || rest.hasPrefix("<!doctype") {
+                let closing = rest.hasPrefix("<!--") ? "-->" : ">"
+                guard let end = rest.range(of: closing) else { return nil }
+                rest = rest[end.upperBound...]
+                continue
+            }
+            return rest.hasPrefix("<svg") ? "image/svg+xml" : nil
+        }
+    }
+
+    static func digest(of bytes: [UInt8]) -> String {
+        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+/// Images of an `--in-memory` hub (tests, benchmarks): gone with the
+/// process, bounded so uploads cannot grow it without end.
+struct MemoryImages {
+    static let maxTotalBytes = 256 << 20
+    private var images: [String: (type: String, bytes: [UInt8])] = [:]
+    private var total = 0
+
+    mutating func put(digest: String, type: String, bytes: [UInt8]) throws {
+        guard images[digest] == nil else { return }
+        guard total + bytes.count <= Self.maxTotalBytes else {
+            throw StoreError(description: "an in-memory hub keeps at most \(Self.maxTotalBytes >> 20) MiB of images")
+        }
+        images[digest] = (type, bytes)
+        total += bytes.count
+    }
+
+    func image(digest: String) -> (type: String, bytes: [UInt8])? { images[digest] }
 }
 
 extension HubServer {
     func respond(to route: ShopRoute, request: RequestHead, body: [UInt8], exchange: UInt64) -> HTTPResponse? {
         switch (request.method, route.rest[0]) {
-        case ("GET", "images"): return image(named: String(route.rest[1]), request: request)
+        case ("GET", "images"): return image(named: String(route.rest[1]), in: route.board, request: request)
+        case ("PUT", "images"): return store(body, as: String(route.rest[1]), in: route.board, request: request, exchange: exchange)
         case ("GET", "sections"), ("GET", "dishes"): return read(route, request: request)
-        case (_, "images"):
-            return .text(405, "images are read with GET; storing them (PUT, P4) is not built yet in this hub")
+        case (_, "images"): return json(405, #"{"error":"method","message":"images are read with GET and stored with PUT"}"#)
         default:
             return .text(404, "a shop answers GET /shop/NAME/images/FILE, /shop/NAME/sections/ID and /shop/NAME/dishes/ID")
         }
@@ -40,17 +85,128 @@ extension HubServer {
 
     /// P4: an image by name, with its ETag; 304 to a matching `If-None-Match`.
     /// Images need no token: an `<img>` cannot send one.
-    private func image(named name: String, request: RequestHead) -> HTTPResponse {
-        guard let picture = ShopDrawings.pictures[name] else {
-            return HTTPResponse(status: 404, contentType: "application/json",
-                                body: Array(#"{"error":"unknown_image","message":"this shop has no image by that name"}"#.utf8))
+    private func image(named name: String, in board: BoardAddress, request: RequestHead) -> HTTPResponse {
+        let found: (type: String, bytes: [UInt8], etag: String)?
+        if let picture = ShopDrawings.pictures[name] {
+            found = ("image/svg+xml", picture.bytes, picture.etag)
+        } else if let named = heldOrStored(board)?.image(named: name), !named.digest.isEmpty,
+                  let stored = imageBytes(board, digest: named.digest) {
+            found = (stored.type, stored.bytes, "\"sha256-\(named.digest.prefix(32))\"")
+        } else {
+            found = nil
         }
-        if let match = request.ifNoneMatch, match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == picture.etag || $0 == "*" }) {
-            return HTTPResponse(status: 304, contentType: "image/svg+xml", body: [], cacheable: true, cacheControl: ShopImages.cacheControl,
-                                etag: picture.etag)
+        guard let found else { return json(404, #"{"error":"unknown_image","message":"this shop has no image by that name"}"#) }
+        if let match = request.ifNoneMatch,
+           match.split(separator: ",").contains(where: { let tag = $0.trimmingCharacters(in: .whitespaces); return tag == found.etag || tag == "*" }) {
+            return HTTPResponse(status: 304, contentType: found.type, body: [], cacheable: true, cacheControl: ShopImages.cacheControl, etag: found.etag)
         }
-        return HTTPResponse(status: 200, contentType: "image/svg+xml", body: picture.bytes, cacheable: true,
-                            cacheControl: ShopImages.cacheControl, etag: picture.etag)
+        return HTTPResponse(status: 200, contentType: found.type, body: found.bytes, cacheable: true,
+                            cacheControl: ShopImages.cacheControl, etag: found.etag)
+    }
+
+    /// P4: stores an image (admin only, A13): its bytes first, by SHA-256,
+    /// then its name as a change of the board, answered once that is durable
+    /// (201; the same bytes again 200; another's bytes under the name 409).
+    private func store(_ body: [UInt8], as name: String, in board: BoardAddress, request: RequestHead, exchange: UInt64) -> HTTPResponse? {
+        guard BanchanShop.isImageName(name), let declared = BanchanShop.imageType(of: name) else {
+            return json(400, #"{"error":"bad_name","message":"an image name is 1 to 64 of a-z, 0-9, ., _ and -, ending in .png, .jpg, .webp or .svg"}"#)
+        }
+        if let refusal = adminRefusal(for: board, request: request) { return refusal }
+        guard !body.isEmpty else { return json(400, #"{"error":"empty","message":"send the image's bytes as the body"}"#) }
+        guard ShopImages.type(of: body) == declared else {
+            return json(415, "{\"error\":\"wrong_type\",\"message\":" + Self.quoted("the bytes are not \(declared), as the name's ending says") + "}")
+        }
+        let digest = ShopImages.digest(of: body)
+        do {
+            try putImageBytes(board, digest: digest, type: declared, bytes: body)
+        } catch {
+            logger.error("cannot store an image", metadata: ["board": "\(board)", "error": "\(error)"])
+            return json(503, #"{"error":"unavailable","message":"the image could not be stored; try again"}"#)
+        }
+        let intent = BanchanShop.Intent.addImage(name: name, ShopImage(type: declared, digest: digest, bytes: body.count))
+        let frame = ParsedFrame(key: nil, ref: nil, isOperations: false, isHello: false,
+                                message: ClientMessage<BanchanShop>.intent(intent, ref: nil, key: nil), error: nil,
+                                isChange: true, needsAdmin: true)
+        guard let stored = storedBoardIfNotHeld(board) else {
+            return json(503, #"{"error":"unavailable","message":"the shop could not be read from the store; try again"}"#)
+        }
+        uploads[exchange] = (name, "\"sha256-\(digest.prefix(32))\"")
+        core.now = WebSocketServer.nowNanos()
+        carryOut(core.performForHTTP(frame, board: board, stored: stored, exchange: exchange))
+        followHeld(board)
+        return nil
+    }
+
+    /// The answer to an upload, once the board took or refused its name.
+    func answerUpload(_ exchange: UInt64, frame: String) {
+        guard let upload = uploads.removeValue(forKey: exchange) else { return }
+        let answer = (try? JSONSerialization.jsonObject(with: Data(frame.utf8))) as? [String: Any] ?? [:]
+        let code = answer["code"] as? String ?? ""
+        let response: HTTPResponse
+        switch answer["type"] as? String {
+        case "ack":
+            let created = answer["created"] as? Bool == true
+            response = json(created ? 201 : 200, "{\"name\":" + Self.quoted(upload.name) + ",\"etag\":" + Self.quoted(upload.etag) + "}")
+        case "rejected":
+            let status: UInt32 = switch code {
+            case "image_exists": 409
+            case "shop_full": 507
+            case "forbidden": 403
+            default: 400
+            }
+            response = json(status, frameBody(answer, code: code))
+        default:
+            response = json(code == "unavailable" ? 503 : 500, frameBody(answer, code: code.isEmpty ? "internal" : code))
+        }
+        server.answer(exchange, with: response)
+    }
+
+    private func frameBody(_ answer: [String: Any], code: String) -> String {
+        "{\"error\":" + Self.quoted(code) + ",\"message\":" + Self.quoted(answer["message"] as? String ?? code) + "}"
+    }
+
+    /// A13: nil when the request may change the catalog (an open hub, or an admin token), else its refusal.
+    private func adminRefusal(for board: BoardAddress, request: RequestHead) -> HTTPResponse? {
+        guard let verifier = core.verifier else { return nil }
+        guard let token = request.bearerToken else {
+            var response = json(401, #"{"error":"unauthenticated","message":"send Authorization: Bearer <an admin token for this shop>"}"#)
+            response.challenge = "Bearer realm=\"synchub\""
+            return response
+        }
+        do {
+            let grant = try verifier.verify(token, now: Date())
+            guard grant.role(for: board) == .admin else {
+                return json(403, #"{"error":"forbidden","message":"only the shop's staff (an admin token) may store images"}"#)
+            }
+            return nil
+        } catch {
+            var response = json(401, "{\"error\":\"unauthenticated\",\"message\":" + Self.quoted(error.reason) + "}")
+            response.challenge = "Bearer realm=\"synchub\", error=\"invalid_token\""
+            return response
+        }
+    }
+
+    private func putImageBytes(_ board: BoardAddress, digest: String, type: String, bytes: [UInt8]) throws {
+        if let sharedLog {
+            do throws(RedisFailure) { try sharedLog.putImage(board.logName, digest: digest, type: type, bytes: bytes) } catch { throw error }
+        } else if let reader {
+            try reader.putImage(digest: digest, type: type, bytes: bytes)
+        } else {
+            try memoryImages.put(digest: digest, type: type, bytes: bytes)
+        }
+    }
+
+    private func imageBytes(_ board: BoardAddress, digest: String) -> (type: String, bytes: [UInt8])? {
+        do {
+            if let sharedLog {
+                do throws(RedisFailure) { return try sharedLog.image(board.logName, digest: digest) } catch { throw error }
+            }
+            if let reader { return try reader.image(digest: digest) }
+            return memoryImages.image(digest: digest)
+        } catch {
+            logger.error("cannot read an image", metadata: ["board": "\(board)", "error": "\(error)"])
+            return nil
+        }
     }
 
     /// P5: a section or a dish as JSON, from what is durable; a read token when tokens are on.
@@ -79,23 +235,29 @@ extension HubServer {
     /// join read: on the service thread, bounded by `--redis-timeout` in a cluster).
     private func heldOrStored(_ board: BoardAddress) -> BoardRoom? {
         if let room = core.boards[board.key] { return room }
-        var stored: StoredBoard?
+        guard let stored = storedBoardIfNotHeld(board) else { return nil }
+        return core.detachedRoom(board, stored: stored)
+    }
+
+    /// What the store holds of `board` when this hub does not hold it
+    /// (`.some(nil)`: held, or nothing stored yet); nil when it cannot be read.
+    private func storedBoardIfNotHeld(_ board: BoardAddress) -> StoredBoard?? {
+        if core.boards[board.key] != nil { return .some(nil) }
         if let sharedLog {
             do throws(RedisFailure) {
-                stored = StoredBoard(shared: try sharedLog.load(board.logName, after: 0))
+                return .some(StoredBoard(shared: try sharedLog.load(board.logName, after: 0)))
             } catch {
                 logger.error("cannot read a shop from redis", metadata: ["board": "\(board)", "error": "\(error.message)"])
                 return nil
             }
-        } else if let reader {
-            do {
-                stored = try reader.load(board: board.key)
-            } catch {
-                logger.error("cannot read a shop", metadata: ["board": "\(board)", "error": "\(error)"])
-                return nil
-            }
         }
-        return core.detachedRoom(board, stored: stored)
+        guard let reader else { return .some(nil) }
+        do {
+            return .some(try reader.load(board: board.key))
+        } catch {
+            logger.error("cannot read a shop", metadata: ["board": "\(board)", "error": "\(error)"])
+            return nil
+        }
     }
 
     private func json(_ status: UInt32, _ text: String) -> HTTPResponse {

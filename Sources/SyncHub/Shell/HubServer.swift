@@ -25,6 +25,10 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     private let metricsToken: String?
     /// Cluster mode: the boards' shared logs in Redis (nil: the embedded store or memory).
     let sharedLog: SharedLog?
+    /// Image uploads waiting for their name to be durable, by HTTP exchange: the name and its ETag.
+    var uploads: [UInt64: (name: String, etag: String)] = [:]
+    /// An `--in-memory` hub's shop images.
+    var memoryImages = MemoryImages()
     /// Boards whose logs the shard followers read, by log name.
     private var followed: [String: String] = [:]
     private var lastPresence: UInt64 = 0
@@ -192,7 +196,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     /// Cluster mode: the shard follower reads `board`'s log from what this
     /// hub applied. Set again on every join: a board loaded afresh (after a
     /// gap) starts from its snapshot, and entries read twice are skipped by offset.
-    private func followHeld(_ board: BoardAddress) {
+    func followHeld(_ board: BoardAddress) {
         guard let sharedLog, let room = core.boards[board.key] else { return }
         followed[room.logName] = board.key
         sharedLog.shard(of: room.logName).follow(room.logName, board: board.key, after: room.shared.applied)
@@ -450,11 +454,15 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
 
     // MARK: Actions
 
-    private func carryOut(_ actions: [HubAction]) {
+    func carryOut(_ actions: [HubAction]) {
         for action in actions {
             switch action {
             case let .send(id, frame):
-                if let connection = server.connections[id] { server.send(OutgoingFrame(text: frame), to: connection) }
+                if let connection = server.connections[id] {
+                    server.send(OutgoingFrame(text: frame), to: connection)
+                } else if let exchange = HubCore.exchange(ofAnswerID: id) {
+                    answerUpload(exchange, frame: frame)
+                }
             case let .publish(published):
                 deliver(published)
             case let .relay(frame, ids):

@@ -23,6 +23,8 @@ final class BoardStore {
     private let selectKey: SQLiteDatabase.Statement
     private let anyKey: SQLiteDatabase.Statement
     private let purgeKeys: SQLiteDatabase.Statement
+    private let insertImage: SQLiteDatabase.Statement
+    private let selectImage: SQLiteDatabase.Statement
     /// Idempotency keys are kept at least this long (docs/PROTOCOL.md).
     static let keyRetentionSeconds: Int64 = 7 * 24 * 3600
     private var commitsSincePurge = 0
@@ -54,6 +56,8 @@ final class BoardStore {
                 board TEXT NOT NULL, key TEXT NOT NULL, answer TEXT NOT NULL, created INTEGER NOT NULL,
                 PRIMARY KEY(board, key)) WITHOUT ROWID;
             CREATE INDEX IF NOT EXISTS intent_keys_created ON intent_keys(created);
+            CREATE TABLE IF NOT EXISTS images(
+                digest TEXT PRIMARY KEY, type TEXT NOT NULL, bytes BLOB NOT NULL) WITHOUT ROWID;
             """)
         // Stores written before boards kept their own replica id, or their kind.
         for (column, type) in [("hub_replica", "INTEGER"), ("kind", "TEXT NOT NULL DEFAULT 'letters'")] {
@@ -83,6 +87,19 @@ final class BoardStore {
         purgeKeys = try database.prepare("DELETE FROM intent_keys WHERE created < ?")
         selectOperations = try database.prepare("SELECT body FROM operations WHERE board = ? ORDER BY lamport, replica")
         countBoards = try database.prepare("SELECT count(*) FROM boards")
+        insertImage = try database.prepare("INSERT OR IGNORE INTO images(digest, type, bytes) VALUES(?, ?, ?)")
+        selectImage = try database.prepare("SELECT type, bytes FROM images WHERE digest = ?")
+    }
+
+    /// A shop image's bytes by their SHA-256 (P4): stored before the name
+    /// that refers to them is recorded, so a durable name always has its
+    /// bytes; the same bytes twice are stored once.
+    func putImage(digest: String, type: String, bytes: [UInt8]) throws {
+        try insertImage.run([.text(digest), .text(type), .blob(bytes)])
+    }
+
+    func image(digest: String) throws -> (type: String, bytes: [UInt8])? {
+        try selectImage.rows([.text(digest)]) { ($0.text(0), $0.blob(1)) }.first
     }
 
     /// Writes `records` in one transaction (group commit): one fsync for all.

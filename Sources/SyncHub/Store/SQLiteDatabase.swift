@@ -90,6 +90,10 @@ final class SQLiteDatabase {
                 switch value {
                 case let .integer(number): result = sqlite3_bind_int64(statement, slot, number)
                 case let .text(text): result = sqlite3_bind_text(statement, slot, text, -1, csqlite_transient())
+                case let .blob(bytes):
+                    result = bytes.withUnsafeBytes { raw in
+                        sqlite3_bind_blob(statement, slot, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), csqlite_transient())
+                    }
                 }
                 guard result == SQLITE_OK else {
                     throw StoreError(description: "store: cannot bind parameter \(slot): \(database.lastError)")
@@ -126,6 +130,7 @@ final class SQLiteDatabase {
     enum Value {
         case integer(Int64)
         case text(String)
+        case blob([UInt8])
     }
 
     struct Row {
@@ -134,6 +139,11 @@ final class SQLiteDatabase {
         func text(_ column: Int32) -> String {
             guard let pointer = sqlite3_column_text(statement, column) else { return "" }
             return String(cString: pointer)
+        }
+        func blob(_ column: Int32) -> [UInt8] {
+            let count = Int(sqlite3_column_bytes(statement, column))
+            guard count > 0, let pointer = sqlite3_column_blob(statement, column) else { return [] }
+            return Array(UnsafeRawBufferPointer(start: pointer, count: count))
         }
     }
 }

@@ -1,3 +1,10 @@
+extension BanchanShop {
+    /// P4: whether `name` may name an image (`a-z 0-9 . _ -`, a known ending).
+    public static func isImageName(_ name: String) -> Bool { DishRules.isImageName(name) }
+    /// The content type `name`'s ending announces (`x.png`: `image/png`).
+    public static func imageType(of name: String) -> String? { DishRules.imageType(of: name) }
+}
+
 /// P2's limits, P4's image names and P6's order shape: what makes a value
 /// bad (P10), checked where a change lands so every replica agrees.
 enum DishRules {

@@ -205,6 +205,7 @@ extension BanchanShop: WireKind {
             guard let operation else { return "" }
             return "\"order\":" + quoted(orderID(of: operation.id)) + ",\"total\":\(total(of: lines)),\"message\":\"주문이 완료되었습니다\""
         case let .addDish(dish)?: return "\"id\":" + quoted(dish.id)
+        case .addImage?: return "\"created\":true"
         default: return ""
         }
     }
@@ -246,6 +247,10 @@ extension BanchanShop: WireKind {
         default:
             return nil
         }
+    }
+
+    public static func image(named name: String, in state: State) -> (type: String, digest: String)? {
+        state.images[name].map { ($0.type, $0.digest) }
     }
 
     public static func summary(of change: Change) -> String {
