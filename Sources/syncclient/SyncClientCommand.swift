@@ -16,7 +16,8 @@ struct SyncClientCommand: ParsableCommand {
             1 when it refused (its message on standard error), 2 on a usage or connection error.
             """,
         subcommands: [WatchCommand.self, StateCommand.self, SelectCommand.self, DeselectCommand.self,
-                      MoveCommand.self, ResetCommand.self, SendCommand.self, StockCommand.self, TodoCommand.self, BenchCommand.self])
+                      MoveCommand.self, ResetCommand.self, SendCommand.self, StockCommand.self, TodoCommand.self, ShopCommand.self,
+                      BenchCommand.self])
 
     /// Parses and runs like ArgumentParser's own `main`, except that usage
     /// errors exit 2 (K3) instead of 64.

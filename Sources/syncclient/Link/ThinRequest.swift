@@ -33,14 +33,17 @@ final class ThinRequest: ClientDelegate, @unchecked Sendable {
     private var deadline: UInt64
     private let ref = "cli-\(UInt32.random(in: 0...UInt32.max))"
     private var connection: ClientConnection?
+    /// Print the whole ack (its JSON line) instead of its `message` (the shop's one-shots).
+    private let printsWholeAck: Bool
 
     /// `intentMembers` (the intent's JSON members, `"type":...` first; see
     /// `WireKind.intentMembers`) nil only reads the state (`syncclient state`).
     /// `key`: the intent's idempotency key, fresh when nil.
     /// `access`: the token and TLS trust (by default the command's, `HubAccess.chosen`).
     init(url: WebSocketURL, intentMembers: String?, key: String? = nil, timeoutSeconds: Double,
-         access: HubAccess = HubAccess.chosen.withLock { $0 }) {
+         access: HubAccess = HubAccess.chosen.withLock { $0 }, printsWholeAck: Bool = false) {
         self.url = url
+        self.printsWholeAck = printsWholeAck
         client = WebSocketClient(fdLimit: 64, tls: access.tls)
         token = access.token
         // Every intent carries an idempotency key (docs/PROTOCOL.md); a
@@ -87,7 +90,7 @@ final class ThinRequest: ClientDelegate, @unchecked Sendable {
             }
         case "ack" where object["ref"] as? String == ref:
             // A kind's ack may say something for people (a made juice, J3): print it.
-            finish(.done(object["message"] as? String))
+            finish(.done(printsWholeAck ? line : object["message"] as? String))
         case "rejected" where object["ref"] as? String == ref:
             finish(.refused(object["message"] as? String ?? line))
         case "error":
