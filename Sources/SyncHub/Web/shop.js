@@ -361,6 +361,7 @@
     $('e-available').checked = d.available;
     $('e-stock').textContent = String(editStock);
     $('e-error').textContent = '';
+    $('e-image-status').textContent = '';
     $('d-edit').hidden = false;
     render();
   }
@@ -391,6 +392,34 @@
     }
     if (Object.keys(set).length === 0) { closeEditor(); render(); return; }
     link.intent({ type: 'edit_dish', dish: editing.id, set, from });
+  }
+
+  // PV7: an image goes up by PUT (P4), then becomes the dish's thumbnail and
+  // first picture through an ordinary edit over what the editor saw.
+  async function uploadImage(file) {
+    if (!editing || !file) return;
+    const ext = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'image/svg+xml': 'svg' }[file.type]
+      || (file.name.toLowerCase().match(/\.(png|jpg|webp|svg)$/) || [])[1];
+    if (!ext) { $('e-image-status').textContent = 'PNG, JPG, WebP, SVG만 올릴 수 있습니다'; return; }
+    if (file.size > 1 << 20) { $('e-image-status').textContent = '1 MiB가 넘습니다'; return; }
+    const stem = file.name.toLowerCase().replace(/\.[a-z]+$/, '').replace(/[^a-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'photo';
+    const name = `${editing.id}-${stem}-${Date.now().toString(36)}.${ext}`.slice(0, 64);
+    const headers = {};
+    const token = SyncLink.takeFragmentToken();
+    if (token) headers.Authorization = `Bearer ${token}`;
+    $('e-image-status').textContent = '올리는 중…';
+    let answer;
+    try {
+      answer = await fetch(imageURL(name), { method: 'PUT', body: file, headers });
+    } catch (_) { $('e-image-status').textContent = '올리지 못했습니다 (연결)'; return; }
+    let text = '';
+    try { text = (await answer.json()).message || ''; } catch (_) { /* not JSON */ }
+    if (!answer.ok) { $('e-image-status').textContent = `올리지 못했습니다 (${answer.status}) ${text}`; return; }
+    $('e-image-status').textContent = '올렸습니다';
+    const d = dishById(editing.id);
+    if (!d) return;
+    link.intent({ type: 'edit_dish', dish: d.id, set: { thumb: name, images: [name, ...d.images.filter((n) => n !== name)].slice(0, 10) },
+                  from: { thumb: d.thumb, images: d.images } });
   }
 
   function askNewDish(section) {
@@ -464,6 +493,7 @@
     $('e-stock-minus').addEventListener('click', () => { editStock = Math.max(0, editStock - 1); $('e-stock').textContent = String(editStock); });
     $('e-stock-plus').addEventListener('click', () => { editStock = Math.min(9999, editStock + 1); $('e-stock').textContent = String(editStock); });
     $('e-remove').addEventListener('click', () => { if (editing) link.intent({ type: 'remove_dish', dish: editing.id }); });
+    $('e-image').addEventListener('change', (e) => { uploadImage(e.target.files[0]); e.target.value = ''; });
     $('add-dialog').addEventListener('close', () => {
       const dialog = $('add-dialog');
       if (dialog.returnValue !== 'ok') return;
