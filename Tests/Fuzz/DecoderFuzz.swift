@@ -8,7 +8,8 @@
 // `swiftc -sanitize=fuzzer,address -parse-as-library -O`.
 //
 // Every input goes through every kind (`LetterBoard`, `SetTable`,
-// `FruitStock`, `TodoList`: its own checks are in TodoFuzz.swift), and:
+// `FruitStock`, `TodoList`, `BanchanShop`: their own checks are in
+// TodoFuzz.swift and ShopFuzz.swift), and:
 //  1. letters only: `ThinIntentScanner.scan` (the fast path) against the full
 //     JSON decoder on the same frame. `ClientMessage.parse` tries the scanner
 //     first and the full decoder is private, so the full path is reached by
@@ -67,6 +68,7 @@ enum DecoderFuzz {
         let todo = KindFuzz<TodoList>.parse(bytes)
         KindFuzz<TodoList>.run(bytes, parsed: todo)
         TodoOracle.check(bytes, parsed: todo) // TodoFuzz.swift
+        KindFuzz<BanchanShop>.run(bytes, parsed: KindFuzz<BanchanShop>.parse(bytes)) // ShopFuzz.swift
     }
 
     /// The replicas of the engine check. Inputs may name these ids too;
@@ -412,6 +414,7 @@ enum KindFuzz<Kind: FuzzedKind> {
             case let .editing(id, ref): [DecoderFuzz.utf8(id), DecoderFuzz.utf8(ref)]
             case let .auth(token, ref): [DecoderFuzz.utf8(token), DecoderFuzz.utf8(ref)]
             case let .subscribe(_, ref): [DecoderFuzz.utf8(ref)]
+            case let .query(type, ref): [DecoderFuzz.utf8(type), DecoderFuzz.utf8(ref)]
             }
         }
         return a == b && strings(a) == strings(b)
@@ -449,6 +452,15 @@ enum KindFuzz<Kind: FuzzedKind> {
             for operation in operations { checkOperation(operation, input: bytes) }
         case let .subscribe(format, ref):
             var frame = String(Message.subscribeFrame(format).dropLast())
+            if let ref {
+                frame += ",\"ref\":"
+                HubMessage.appendJSONString(ref, to: &frame)
+            }
+            text = frame + "}"
+        case let .query(type, ref):
+            // A query is its type and a ref (the shop's `my_orders`).
+            var frame = "{\"type\":"
+            HubMessage.appendJSONString(type, to: &frame)
             if let ref {
                 frame += ",\"ref\":"
                 HubMessage.appendJSONString(ref, to: &frame)
