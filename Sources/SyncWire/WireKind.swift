@@ -72,6 +72,10 @@ public protocol WireKind: BoardKind {
     /// and the SHA-256 its bytes are stored under ("" for the hub's own
     /// drawings), or nil.
     static func image(named name: String, in state: State) -> (type: String, digest: String)?
+    /// Whether replica clients (`hello`, `ops`) may follow a board of this
+    /// kind. A replica receives every operation and checkpoint, so a kind
+    /// that shows something only to its owner (the shop's orders) says no.
+    static var takesReplicaClients: Bool { get }
 }
 
 extension WireKind {
@@ -90,6 +94,7 @@ extension WireKind {
     public static func refusalMembers(_ refusal: Refusal) -> String { "" }
     public static func read(path: [Substring], in state: State, version: UInt64) -> (status: UInt32, json: String)? { nil }
     public static func image(named name: String, in state: State) -> (type: String, digest: String)? { nil }
+    public static var takesReplicaClients: Bool { true }
 
     /// The kind's own members of a `state` frame as JSON text:
     /// `"order":["F","A"]`.

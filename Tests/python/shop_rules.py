@@ -69,7 +69,10 @@ def bytes_are_of_type(name, data):
     if name.endswith(".webp"):
         return len(data) >= 12 and data[:4] == b"RIFF" and data[8:12] == b"WEBP"
     if name.endswith(".svg"):
-        return data.lstrip().startswith(b"<svg")
+        text = data.lstrip()
+        if text.startswith(b"<?xml"):                        # an XML declaration may come first
+            text = text[text.find(b"?>") + 2:].lstrip() if b"?>" in text else b""
+        return text.startswith(b"<svg")
     return False
 
 

@@ -329,9 +329,7 @@ def test_p1_p3_a_fresh_board_has_three_sections_and_the_sample_catalog(clients, 
     page = http(hub.port, "GET", "/shop/p1")
     assert page.status == 200 and page.headers["content-type"].startswith("text/html"), page
     # Another board has its own catalog: an order here changes nothing there.
-    other = clients("p1-other")
     ok(c, R.Shop.from_state(s), order(line("jeyuk", 1, 8900)), who="guest")
-    assert other.first["sections"] == s["sections"]
     assert clients("p1-other").first["sections"] == s["sections"]
 
 
@@ -471,7 +469,10 @@ def test_p6_p8_answers_match_the_reference_over_a_seeded_walk(clients, seed):
                      "title": lambda: rng.choice(["새 이름", "", "x" * 101]),
                      "badges": lambda: rng.choice([[], ["특가"], ["a"] * 6]),
                      "stock": lambda: rng.choice([0, 5, 10000])}[field]()
-            seen = d[field] if rng.random() < 0.8 else ("stale" if field == "title" else 77)
+            stale = {"price": d["price"] + 1, "available": not d["available"], "title": "낡은 이름",
+                     "original_price": None if d["original_price"] else 1, "badges": ["낡은"],
+                     "stock": d["stock"] + 1}[field]
+            seen = d[field] if rng.random() < 0.8 else stale
             frame, client = {"type": "edit_dish", "dish": d["id"], "set": {field: value}, "from": {field: seen}}, staff
         elif roll < 0.96:
             new = {"type": "add_dish", "section": rng.choice(R.SECTION_IDS), "title": f"반찬 {step}",
@@ -531,14 +532,13 @@ def test_p7_orders_are_kept_and_my_orders_shows_only_the_askers_newest_first(cli
     assert clients(board, "cy").my_orders() == []
     # sold counts every taken order, whoever made it
     s = ana.state_at(a["version"])
-    assert dish_of(s, "myeolchi")["sold"] == 22 and dish_of(s, "sigeumchi")["sold"] == 1 + 2 + 3 + 1 + 2 + 3 + 1 + 2 + 3 + 1 + 2
+    assert dish_of(s, "myeolchi")["sold"] == 22
+    assert dish_of(s, "sigeumchi")["sold"] == sum(i % 3 + 1 for i in range(22) if i % 2)
     assert dish_of(s, "kongjaban")["sold"] == 3 and dish_of(s, "doenjang")["sold"] == 3
-    # Nobody else ever sees an order: not in any frame bo or the guest read.
+    # Nobody else ever sees ana's orders: in no frame bo or the guest read.
     for c in (bo, guest):
-        for m in c.frames:
-            if m.get("type") != "ack" or m.get("ref") is None:
-                assert "orders" not in m, m
-        assert all(ids[0] not in json.dumps(m) for m in c.frames)
+        seen = json.dumps(c.frames)
+        assert not any(i in seen for i in ids[:22]), seen
 
 
 # ====================================================================== P8
@@ -784,12 +784,22 @@ def test_p10_an_order_of_a_bad_shape_is_bad_field_naming_the_field(clients, line
     model = R.Shop.from_state(ana.state)
     a = ana.expect(order(*lines), model.judge_order(lines))
     assert a["code"] == "bad_field" and a["field"] == field, a
-    ok_lines = [line("myeolchi", 1, 4500)] * 20 + [line("myeolchi", 1, 4500)] * 0
-    assert model.judge_order(ok_lines)["type"] == "ack"                 # 20 lines is fine
-    if field == "lines" and lines:
-        a, _ = ok(ana, model, order(*ok_lines))
-        assert a["total"] == 20 * 4500
     next_change_is(ana, model, ana.state["version"])
+
+
+def test_p6_twenty_lines_and_99_of_a_dish_are_taken(clients):
+    ana = clients("p6-bounds", "ana")
+    model = R.Shop.from_state(ana.state)
+    lines = [line("myeolchi", 1, 4500)] * 10 + [line("sigeumchi", 1, 3500)] * 10
+    a, s = ok(ana, model, order(*lines))
+    assert a["total"] == 10 * 4500 + 10 * 3500
+    assert (dish_of(s, "myeolchi")["stock"], dish_of(s, "sigeumchi")["stock"]) == (20, 15)
+    ok(ana, model, {"type": "restock", "dish": "jeyuk", "by": 79})
+    a, s = ok(ana, model, order(line("jeyuk", 99, 8900)))
+    assert a["total"] == 99 * 8900 and dish_of(s, "jeyuk")["stock"] == 0
+    # A price of 0 is a price one may name (P2's range), and refused here as changed.
+    free = ana.expect(order(line("kongjaban", 1, 0)), model.judge_order([line("kongjaban", 1, 0)]))
+    assert free["lines"] == [{"index": 0, "code": "price_changed", "price": 3900}], free
 
 
 def test_p10_an_order_without_lines_is_an_error(clients):
@@ -829,8 +839,6 @@ def test_p12_read_and_write_tokens_are_refused_catalog_intents_and_an_admin_may(
     boss = clients(board, on=hub, token=admin_token)
     assert boss.state["version"] == next_change, "the refusals changed the board"
     assert boss.state["sections"] == model.view()
-    catalog[1]["from"]["price"] = 8900
-    catalog[3]["from"] = 30
     for frame in catalog:
         ok(boss, model, frame, who="boss")
     ok(boss, model, order(line("jeyuk", 1, 7900)), who="boss")
@@ -844,9 +852,8 @@ def test_p4_a_stored_image_is_served_with_its_type_an_etag_and_lasting_cache_hea
     board = "p4"
     for name, data in [("photo.png", PNG + b"pixels"), ("photo.jpg", JPEG + b"pixels"),
                        ("photo.webp", WEBP + b"pixels"), ("drawing.svg", svg("반찬")),
-                       ("a", None)]:
-        if data is None:
-            continue
+                       ("prolog.svg", b'<?xml version="1.0"?>\n' + svg("xml"))]:
+        assert R.image_name_ok(name) and R.bytes_are_of_type(name, data)
         r = put_image(hub.port, board, name, data)
         assert r.status == 201 and r.json() == {"name": name, "etag": etag_of(data)}, (name, r)
         got = get_image(hub.port, board, name)
@@ -870,15 +877,14 @@ def test_p4_a_stored_image_is_served_with_its_type_an_etag_and_lasting_cache_hea
     assert get_image(hub.port, "p4-other", "photo.png").status == 404
     missing = get_image(hub.port, board, "nope.png")
     assert missing.status == 404 and missing.json()["error"], missing
-    # The empty name is a bad name, and an upper-case one; GETs of them are 404s.
-    assert get_image(hub.port, board, "Photo.png").status in (400, 404)
 
 
 @pytest.mark.parametrize("name", ["Photo.png", "photo.gif", "photo", "photo.PNG", "a" * 61 + ".png",
-                                  "sp%20ace.png", "photo.svg.exe", "%C3%A9.svg", ".png"],
+                                  "sp%20ace.png", "photo.svg.exe", "%C3%A9.svg", "a+b.png"],
                          ids=["upper", "gif", "no-ending", "upper-ending", "65-chars", "space", "exe",
-                              "non-ascii", "ending-only"])
+                              "non-ascii", "plus"])
 def test_p4_a_bad_image_name_is_400(hub, name):
+    assert not R.image_name_ok(name)
     r = put_image(hub.port, "p4-names", name, PNG + b"x")
     assert r.status == 400 and r.json()["error"], (name, r)
     ok_name = "a" * 60 + ".png"                                   # 64 characters
@@ -892,6 +898,7 @@ def test_p4_a_bad_image_name_is_400(hub, name):
     ids=["png-of-jpeg", "png-of-gif", "jpg-of-png", "jpg-short-magic", "webp-not-webp", "webp-of-png",
          "svg-of-text", "svg-of-png"])
 def test_p4_bytes_not_of_the_named_type_are_415(hub, name, data):
+    assert not R.bytes_are_of_type(name, data)
     r = put_image(hub.port, "p4-types", name, data)
     assert r.status == 415 and r.json()["error"], (name, r)
     assert get_image(hub.port, "p4-types", name).status == 404
@@ -929,12 +936,13 @@ def test_p4_at_most_200_images_a_shop_besides_the_samples(hub):
     assert put_image(hub.port, "p4-many-other", "first.svg", svg("x")).status == 201
 
 
-def test_p4_puts_need_an_admin_token_and_gets_need_none(auth):
+def test_p4_puts_need_an_admin_token_and_gets_need_none(auth, tmp_path):
     hub, secret = auth
     board = "p4-auth"
     data = svg("관리자")
-    for tok in (None, "not-a-token", mint(secret_file(hub.log.path and __import__("pathlib").Path(hub.log.path).parent,
-                                                       "other"), claims(sub="x", boards={"shop/*": "admin"}))):
+    (tmp_path / "elsewhere").mkdir()
+    unknown_key = secret_file(tmp_path / "elsewhere", "hub")          # same kid, other bytes
+    for tok in (None, "not-a-token", mint(unknown_key, claims(sub="x", boards={"shop/*": "admin"}))):
         r = put_image(hub.port, board, "a.svg", data, tok)
         assert r.status == 401 and r.json()["error"], r
     for role_token in (token(secret, "rita", "read"), token(secret, "walt", "write"),

@@ -245,6 +245,14 @@ extension KindRoom {
     @_specialize(where Kind == FruitStock)
     @_specialize(where Kind == TodoList)
     func greet(_ hello: ReplicaHello, from connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
+        guard Kind.takesReplicaClients else {
+            // A replica holds every operation and checkpoint, and so would
+            // hold what the kind shows only to its owner (a shop's orders, P7).
+            actions.append(.send(connection: connection, frame: HubMessage.error(ProtocolError(
+                "thin_only", "a \(Kind.name) board is followed by its state frames only (what it keeps private would reach a replica); send intents, not hello"),
+                replica: hello.replica)))
+            return
+        }
         guard hello.replica != replica.id else {
             // The board's own id (public: thin intents' operations carry it)
             // is never a client's: taking it would let one rewrite the hub's history.

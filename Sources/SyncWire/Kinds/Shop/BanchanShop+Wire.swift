@@ -9,6 +9,8 @@ extension BanchanShop: WireKind {
     public static let pathSegment = "shop"
     public static let intentTypes = ["order", "add_dish", "edit_dish", "remove_dish", "restock", "set_stock"]
     public static let queryTypes = ["my_orders"]
+    /// P7: a replica would hold every customer's orders.
+    public static let takesReplicaClients = false
     /// P7: how many of a customer's latest orders `my_orders` answers.
     public static let myOrdersShown = 20
 
