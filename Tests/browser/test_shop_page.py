@@ -240,7 +240,11 @@ def open_detail(d, dish_id: str, title: str | None = None) -> dict:
 
 
 def click(d, element_id: str) -> None:
-    d.find_element(By.ID, element_id).click()
+    """Tap an element as a person would: scrolled to the middle of the screen first (a plain
+    WebDriver click scrolls it to the bottom edge, under the page's fixed order bar)."""
+    el = d.find_element(By.ID, element_id)
+    d.execute_script("arguments[0].scrollIntoView({block: 'center', inline: 'nearest'})", el)
+    el.click()
 
 
 def inside(r: dict | None, s: dict, slack: float = 0.5) -> bool:
@@ -609,14 +613,18 @@ def test_pv5_declining_the_new_price_with_escape_orders_nothing(shop_hub, board,
             ActionChains(d).send_keys(Keys.ESCAPE).perform()
             until(d, lambda s: not s["priceDialog"]["open"], 5, "Escape did not close the dialog")
             wait_for(d, lambda d: d.execute_script("return window.__closed") == 1, 5)
-            # The page's close handler has run (it was added first); the hub answers in order:
-            # a Python round trip after this proves whether an order arrived.
+            # The page's close handler has run (it was added first) and would have sent at once;
+            # a change from Python after that, once seen, shows whether an order got in before it.
             s = snap(d)
             orders = [m for m in s["sent"] if m.get("type") == "order"]
-            assert watcher.request("join", name="watcher")["type"] == "ack"
-            j = hub_dish(watcher.wait(lambda s: True), "jeyuk")
-            assert len(orders) == 2 and j["sold"] == 1, (
-                f"Escape on the price dialog ordered anyway: frames {orders[-1]}, hub sold {j['sold']}")
+            before = hub_dish(watcher.state, "kongjaban")["stock"]
+            assert watcher.request("restock", dish="kongjaban", by=1)["type"] == "ack"
+            st = watcher.wait(lambda s: hub_dish(s, "kongjaban")["stock"] == before + 1)
+            j = hub_dish(st, "jeyuk")
+            # 8,900 (refused), 9,500 (the "yes"), 9,500 (refused at 9,900): nothing after Escape.
+            assert [m["lines"][0]["price"] for m in orders] == [8900, 9500, 9500] and j["sold"] == 1, (
+                f"Escape on the price dialog ordered anyway: frames {orders}, hub sold {j['sold']}")
+            assert j["price"] == 9900 and j["stock"] == 19
 
 
 def test_pv5_each_refusal_has_its_own_words(shop_hub, board, browsers, thin):
@@ -638,7 +646,8 @@ def test_pv5_each_refusal_has_its_own_words(shop_hub, board, browsers, thin):
     d.execute_script("window.__releaseIn()")
     until(d, lambda s: s["detail"]["stock"] == "판매 중지" and s["detail"]["orderDisabled"], 10, "판매 중지")
     wait_rows(d, lambda r: r["doenjang"]["available"] == "false", what="doenjang dimmed")
-    assert hub_dish(watcher.state, "doenjang")["sold"] == 0
+    dj = hub_dish(watcher.wait(lambda s: not hub_dish(s, "doenjang")["available"]), "doenjang")
+    assert (dj["sold"], dj["stock"]) == (0, 15), "the refused order changed the stock"
     d.back()
     until(d, lambda s: s["screen"] == "list", 10, "back")
 
@@ -657,8 +666,10 @@ def test_pv5_each_refusal_has_its_own_words(shop_hub, board, browsers, thin):
     d.execute_script("window.__releaseIn()")
     s = until(d, lambda s: s["detail"]["stock"] == "재고 2개" and s["detail"]["q"] == "2", 10,
               "the detail did not follow the stock")
-    st = watcher.wait(lambda s: True)
-    assert (hub_dish(st, "dakbokkeum")["stock"], hub_dish(st, "dakbokkeum")["sold"]) == (2, 1)
+    st = watcher.wait(lambda s: hub_dish(s, "dakbokkeum")["stock"] == 2)
+    assert hub_dish(st, "dakbokkeum")["sold"] == 1, "the refused order of 3 was taken"
+    assert [m["lines"] for m in s["sent"] if m.get("type") == "order" and m["lines"][0]["dish"] == "dakbokkeum"] == [
+        [{"dish": "dakbokkeum", "quantity": 3, "price": 11500}]]
 
 
 def test_pv6_everything_is_live_and_a_removed_dish_says_so(shop_hub, board, browsers, thin, shot):
@@ -717,6 +728,8 @@ def test_pv6_everything_is_live_and_a_removed_dish_says_so(shop_hub, board, brow
     assert set(rows(s)) == {i for ids in DISHES.values() for i in ids} - {"galbijjim", "myeolchi"}
 
 
+@pytest.mark.xfail(strict=True, reason="page bug: shop.js renderDetail() does not close the editor when the open "
+                   "dish is removed; #d-edit stays shown under #d-gone (see the report)")
 def test_pv6_a_removed_dish_offers_no_edit(shop_hub, board, browsers, thin):
     """PV6/PV7: once the open dish is removed, its detail offers only the way back: no staff
     "고치기" button and no edit form left open on a dish that no longer exists."""
@@ -779,11 +792,11 @@ def test_pv7_staff_edit_in_place_seen_live_elsewhere(shop_hub, board, browsers, 
 
 
 def test_pv7_stale_edit_is_explained(shop_hub, board, browsers, thin):
-    """PV7/P9: the editor saw 5,900; someone else makes it 6,100; saving 6,000 is refused `stale`:
-    the hub keeps 6,100, the form shows the value now, and the editor is told why."""
+    """PV7/P9: the editor saw 6,900; someone else makes it 7,100; saving 7,000 (from 6,900) is
+    refused `stale`: the hub keeps 7,100, the form shows the value now, and the editor is told why."""
     watcher = thin(shop_url(shop_hub, board))
     d = browsers()
-    open_shop(d, shop_hub, board, "ana")
+    open_shop(d, shop_hub, board, "ana", instrument=True)
     open_detail(d, "miyeokguk")
     click(d, "btn-edit")
     until(d, lambda s: s["detail"]["editShown"] and s["detail"]["ePrice"] == "6900", 5, "the editor")
@@ -794,12 +807,17 @@ def test_pv7_stale_edit_is_explained(shop_hub, board, browsers, thin):
     price.send_keys(Keys.CONTROL, "a")
     price.send_keys("7000")
     click(d, "e-save")
+    s = until(d, lambda s: any(a.get("code") == "stale" for a in s["answers"]), 10, "no stale refusal")
+    edit = [m for m in s["sent"] if m.get("type") == "edit_dish"][-1]
+    assert edit["set"] == {"price": 7000} and edit["from"] == {"price": 6900}, edit
+    assert s["answers"][-1]["current"] == {"price": 7100}, s["answers"][-1]
     s = until(d, lambda s: s["detail"]["ePrice"] == "7100", 10, "the form never showed the value now")
-    assert hub_dish(watcher.wait(lambda s: True), "miyeokguk")["price"] == 7100
+    st = watcher.wait(lambda s: hub_dish(s, "miyeokguk")["price"] == 7100)
+    assert hub_dish(st, "miyeokguk")["price"] == 7100
     assert s["detail"]["editShown"]
     assert "다른 사람이 먼저 고쳤습니다" in s["detail"]["editError"] or s["message"]["code"] == "stale", (
         f"a stale edit is not explained: #e-error={s['detail']['editError']!r}, "
-        f"#message={s['message']['text']!r}")
+        f"#message={s['message']['text']!r} (code {s['message']['code']!r})")
 
 
 def test_pv7_staff_add_and_remove_a_dish(shop_hub, board, browsers, thin):
@@ -893,23 +911,43 @@ def test_pv9_every_screen_fits_phones_landscape_and_desktop(shop_hub, board, bro
         if ob and (ob["height"] < 44 or ob["width"] < 100):
             problems.append(f"{label}: the order button is too small to tap: {ob}")
         shot(d, f"{label}-detail")
-        # Scrolled to the end, the last content ends above the order bar (nothing hidden under it);
-        # with the staff editor open, its buttons too.
+        # The staff editor: scrolled to the end, its buttons are visible and uncovered.
         click(d, "btn-edit")
         until(d, lambda s: s["detail"]["editShown"], 5, "the editor")
         d.execute_script("const m = document.getElementById('main'); m.scrollTop = m.scrollHeight;")
         s = snap(d)
-        bar_top = s["rects"]["d-order"]["top"]
-        last = d.execute_script("""
-          const kids = [...document.getElementById('detail').children].filter(el => el.id !== 'd-order'
-            && el.getClientRects().length > 0);
-          return Math.max(...kids.map(el => el.getBoundingClientRect().bottom));""")
-        if last > bar_top + 0.5:
-            problems.append(f"{label} detail: content ends at {last:.0f}px, under the order bar (top {bar_top:.0f}px)")
         for rid in ("e-save", "e-remove"):
             if not inside(s["rects"][rid], s) or not on_top(d, rid):
                 problems.append(f"{label} editor: #{rid} hidden or covered at the end of the page: {s['rects'][rid]}")
         shot(d, f"{label}-editor")
         d.back()
         until(d, lambda s: s["screen"] == "list" and s["listShown"], 10, "back to the list")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.xfail(strict=True, reason="page bug: at 320 px the order bar wraps to two rows (115 px) but #detail "
+                   "keeps only 96 px of bottom padding: the last 15 px of the last detail picture can never be "
+                   "scrolled out from under the bar (see the report)")
+def test_pv9_nothing_stays_hidden_under_the_order_bar(shop_hub, board, browsers, thin):
+    """PV9: on the detail, scrolled to the end, the last content (the last detail picture) ends above
+    the fixed order bar at every phone width, so no part of the dish is out of reach."""
+    thin(shop_url(shop_hub, board))
+    d = browsers()
+    open_shop(d, shop_hub, board, "ana")
+    problems = []
+    for w in (320, 375, 430):
+        d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                          {"width": w, "height": 800, "deviceScaleFactor": 3, "mobile": True})
+        until(d, lambda s: s["vw"] == w, 10, f"viewport {w}")
+        open_detail(d, "galbijjim")
+        until(d, lambda s: s["detail"]["images"] and s["detail"]["images"][-1]["natural"] > 0, 10, "detail picture")
+        d.execute_script("const m = document.getElementById('main'); m.scrollTop = m.scrollHeight;")
+        s = snap(d)
+        bar = s["rects"]["d-order"]
+        last = s["detail"]["images"][-1]["rect"]
+        if last["bottom"] > bar["top"] + 0.5:
+            problems.append(f"{w}x800: the last detail picture ends at {last['bottom']:.0f}px, the order bar "
+                            f"({bar['height']:.0f}px tall) starts at {bar['top']:.0f}px")
+        d.back()
+        until(d, lambda s: s["screen"] == "list", 10, "back")
     assert not problems, "\n".join(problems)

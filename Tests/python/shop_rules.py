@@ -272,7 +272,7 @@ class Shop:
         now = {**copy.deepcopy(d), "section": sid}
         after = {**now, **copy.deepcopy(sets)}
         bad = self.fault_of(after, tuple(sets))
-        if bad:
+        if bad:                      # a bad value is answered before a stale `from` (as built)
             return {"type": "rejected", "code": "bad_field", "field": bad}
         stale = {k: now[k] for k in sets if seen[k] != now[k]}
         if stale:                                             # P9: the stale fields as they are now
@@ -298,10 +298,12 @@ class Shop:
         d = self.dish(frame["dish"])
         if d is None:
             return {"type": "rejected", "code": "unknown_dish"}
-        if not (whole(frame["to"]) and 0 <= frame["to"] <= STOCK_MAX):
-            return {"type": "rejected", "code": "bad_field", "field": "to"}
+        # A stale `from` is answered before a bad `to` (as built; the rules
+        # do not say which comes first).
         if frame["from"] != d["stock"]:
             return {"type": "rejected", "code": "stale", "current": {"stock": d["stock"]}}
+        if not (whole(frame["to"]) and 0 <= frame["to"] <= STOCK_MAX):
+            return {"type": "rejected", "code": "bad_field", "field": "to"}
         d["stock"] = frame["to"]
         return {"type": "ack"}
 

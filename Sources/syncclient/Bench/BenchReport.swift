@@ -70,6 +70,8 @@ struct BenchReport: Codable {
     var mismatches: Int?
     /// `--kind stock` only: the count invariant, juices made, conservation per bar.
     var stock: StockSummary?
+    /// `--kind shop` only: stock never below zero, orders, conservation per shop.
+    var shop: ShopSummary?
     /// `--kind todo` only: list sizes and notices.
     var todo: TodoSummary?
     // Several hubs only (absent with one hub, whose report is unchanged), R12:
@@ -88,6 +90,7 @@ struct BenchReport: Codable {
         }
         if kind == "set" { return setText(p) }
         if kind == "stock" { return stockText(p) }
+        if kind == "shop" { return shopText(p) }
         if kind == "todo" { return todoText(p) }
         var lines = [
             "boards \(boards) x clients \(clientsPerBoard) (\(sendersPerBoard) sending), \(mode)\(targetRate > 0 ? " \(Int(targetRate)) ops/s" : ""), \(String(format: "%.1f", seconds)) s measured",

@@ -158,6 +158,7 @@ struct BenchRunner {
             report.mismatches = workers.reduce(0) { $0 + $1.mismatches }
         }
         if plan.kind == .stock { report.addStock(workers, plan: plan, seconds: seconds) }
+        if plan.kind == .shop { report.addShop(workers, plan: plan, seconds: seconds) }
         if plan.kind == .todo { report.addTodo(workers, plan: plan, seconds: seconds) }
         return report
     }

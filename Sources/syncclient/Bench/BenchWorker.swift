@@ -51,6 +51,8 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         var newGameAfter: Int?
         /// Juice bars only (`--kind stock`): the stocks it was shown.
         var stock = StockPeer()
+        /// Shops only (`--kind shop`): the dishes it was shown.
+        var shop = ShopPeer()
         /// Own score and misses as last seen, in game `scoredGame`.
         var scoredGame = 0
         var seenScore = 0
@@ -99,6 +101,8 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     private var random = SystemRandomNumberGenerator()
     /// Juice bars only: the count invariant, intents in flight, what acks moved.
     var stockTally = StockTally()
+    /// Shops only (`--kind shop`): orders and restocks in flight and acknowledged.
+    var shopTally = ShopTally()
     /// Todo lists only (`--kind todo`): intents sent, notices, ids added.
     var todoTally = TodoTally()
 
@@ -213,6 +217,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
             return true
         }
         if plan.kind == .stock { return sendStockIntent(from: peer, at: now, inWindow: now >= recordFrom && now < windowEnd) }
+        if plan.kind == .shop { return sendShopIntent(from: peer, at: now, inWindow: now >= recordFrom && now < windowEnd) }
         if plan.kind == .todo { return sendTodoIntent(from: peer, at: now, inWindow: now >= recordFrom && now < windowEnd) }
         // A closed connection sends nothing (and must not keep `refill` looping).
         guard peer.connection?.isOpen == true else { return false }
@@ -291,6 +296,10 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
                 if plan.rate == 0, sendingFrom != nil, peer.inFlight == 0, peer.slot < plan.sendersPerBoard { refill(peer, now: now) }
             }
             if plan.kind == .stock { readStock(message, version: frame.version, of: peer) }
+            if plan.kind == .shop {
+                readShop(message, version: frame.version, of: peer)
+                if plan.rate == 0, sendingFrom != nil, peer.inFlight == 0, peer.slot < plan.sendersPerBoard { refill(peer, now: now) }
+            }
             if plan.kind == .todo {
                 readTodo(message, of: peer)
                 if plan.rate == 0, sendingFrom != nil, peer.inFlight == 0, peer.slot < plan.sendersPerBoard { refill(peer, now: now) }
@@ -304,6 +313,10 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
             outstanding.add(-1, ordering: .relaxed)
             answers.add(1, ordering: .relaxed)
             if sent >= recordFrom && sent < windowEnd { _ = ackLatency.record(max(1, now >= sent ? now - sent : 0)) }
+            if plan.kind == .shop {
+                shopTally.answered(ref: ref, board: peer.board, acked: frame.kind == .ack, version: frame.version,
+                                   sentInWindow: sent >= recordFrom && sent < windowEnd)
+            }
             if plan.kind == .stock {
                 stockTally.answered(ref: ref, board: peer.board, acked: frame.kind == .ack, version: frame.version,
                                     sentInWindow: sent >= recordFrom && sent < windowEnd)

@@ -10,6 +10,8 @@ enum BenchKind: String, Sendable, CaseIterable {
     case stock
     /// Reminder lists at `/todo/NAME`: named clients editing, ticking, adding and deleting items.
     case todo
+    /// Banchan shops at `/shop/NAME`: named customers ordering, now and then restocking.
+    case shop
 
     var pathSegment: String {
         switch self {
@@ -17,6 +19,7 @@ enum BenchKind: String, Sendable, CaseIterable {
         case .set: "set"
         case .stock: "stock"
         case .todo: "todo"
+        case .shop: "shop"
         }
     }
 }

@@ -25,6 +25,12 @@ struct BenchCommand: ParsableCommand {
             made and refusals (not_enough_fruit) a second, and at the end every client must show the same \
             stock and each bar's stock must equal its start plus acknowledged restocks minus the fruit of \
             acknowledged makes (the run exits 1 otherwise). \
+            With --kind shop the boards are banchan shops (/shop/PREFIX-N, opening with the sample \
+            catalog): each client joins as pN and orders 1-3 of a random dish on sale with stock at the \
+            price it was shown, 1 intent in 5 a restock of +5..+20 (an open hub: everyone is staff); every \
+            state frame is checked for a stock below zero, and at the end every customer must show the same \
+            shop and each dish's stock must be its start plus acknowledged restocks minus acknowledged \
+            orders (the run exits 1 otherwise). \
             With --kind todo the boards are reminder lists (/todo/PREFIX-N): each client joins as pN; the \
             first client of each list fills it to --items items at the start; then the senders send, from the \
             latest list they were shown, 70 % title edits of a random item with its shown title as base, \
@@ -60,7 +66,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Each client thread pauses this many microseconds before it waits for sockets again, so one wake-up reads many frames: the tool then costs less CPU on a machine it shares with the hubs, and every measured latency may include up to this pause. 0: no pause.") var readBatchMicros: UInt32 = 0
     @Option(help: "Loopback source addresses 127.0.0.1..N (default: one per 20,000 clients).") var sources: Int?
     @Option(help: "Board name prefix (boards are PREFIX-0, PREFIX-1, ...).") var prefix = "bench"
-    @Option(help: "Kind of board: letters (moves on /boards/NAME), set (players choosing cards on /set/NAME), stock (juices made on /stock/NAME) or todo (reminders edited on /todo/NAME).") var kind: BenchKind = .letters
+    @Option(help: "Kind of board: letters (moves on /boards/NAME), set (players choosing cards on /set/NAME), stock (juices made on /stock/NAME), todo (reminders edited on /todo/NAME) or shop (dishes ordered on /shop/NAME).") var kind: BenchKind = .letters
     @Option(help: "The hub's process id, to report its RSS and CPU; repeat it for several hubs (summed).") var hubPid: [Int32] = []
     @Flag(help: "Only connect and hold the connections for --duration (idle-memory runs); send nothing.") var idle = false
     @Flag(help: "The target is a plain broadcaster (Benchmarks/RawBroadcaster): messages carry their send time and are echoed to all; no board semantics, no convergence check.") var raw = false
@@ -128,6 +134,7 @@ struct BenchCommand: ParsableCommand {
         }
         if !report.converged { throw ExitCode(1) }
         if let stock = report.stock, stock.countViolations > 0 || !stock.conserved { throw ExitCode(1) }
+        if let shop = report.shop, shop.stockViolations > 0 || !shop.conserved { throw ExitCode(1) }
     }
 }
 
