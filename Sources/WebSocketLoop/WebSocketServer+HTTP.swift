@@ -12,6 +12,8 @@ final class HTTPExchange {
     /// The body grew past `maxRequestBodyBytes`: answered 413, the rest dropped.
     var tooLarge = false
     var response: HTTPResponse?
+    /// The answer went out: a further WRITEABLE callback writes nothing.
+    var written = false
     init(id: UInt64, wsi: OpaquePointer, head: RequestHead) {
         self.id = id
         self.wsi = wsi
@@ -23,6 +25,10 @@ final class HTTPExchange {
 /// GET answered when its head is read, PUT and POST once their body is in;
 /// either at once or later through `answer(_:with:)`.
 extension WebSocketServer {
+    /// Request bodies received or waiting for their answer at once (each at
+    /// most `maxRequestBodyBytes`); more are answered 503.
+    static let maxBodiesAtOnce = 32
+
     /// Answers a request the delegate deferred (nil from `respond`). Service
     /// thread only; an exchange whose client left is forgotten, and this does nothing.
     public func answer(_ exchange: UInt64, with response: HTTPResponse) {
@@ -51,6 +57,14 @@ extension WebSocketServer {
         let limit = delegate?.maxRequestBodyBytes ?? 0
         switch head.method {
         case "PUT", "POST":
+            // Bodies are held whole until answered: only so many at once, so
+            // uploads cannot grow the hub's memory without bound.
+            let receiving = httpExchanges.values.filter { ($0.head.method == "PUT" || $0.head.method == "POST") && !$0.written }.count
+            if receiving > Self.maxBodiesAtOnce {
+                exchange.tooLarge = true
+                respond(exchange, .text(503, "too many uploads at once; try again in a moment"))
+                return 0
+            }
             if let length = head.contentLength, length > limit {
                 exchange.tooLarge = true
                 respond(exchange, .text(413, "the body is \(length) bytes; at most \(limit) are taken"))
@@ -85,7 +99,9 @@ extension WebSocketServer {
     }
 
     func httpWriteable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
-        guard let exchange = exchange(in: user), let response = exchange.response else { return 0 }
+        guard let exchange = exchange(in: user), let response = exchange.response, !exchange.written else { return 0 }
+        exchange.written = true
+        exchange.response = nil
         httpExchanges[exchange.id] = nil
         let cacheControl = response.cacheable ? response.cacheControl : "no-store"
         let written = withOptionalCString(cacheControl) { cache in
