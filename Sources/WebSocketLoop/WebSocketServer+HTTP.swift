@@ -68,7 +68,16 @@ extension WebSocketServer {
             if let length = head.contentLength, length > limit {
                 exchange.tooLarge = true
                 respond(exchange, .text(413, "the body is \(length) bytes; at most \(limit) are taken"))
+                return 0
             }
+            guard let length = head.contentLength else {
+                // Without a length lws reads no body (chunked uploads are not taken).
+                exchange.tooLarge = true
+                respond(exchange, .text(411, "send the body with a Content-Length"))
+                return 0
+            }
+            // An empty body: lws calls no body callback, so it is decided now.
+            if length == 0 { decide(exchange) }
             return 0  // the body follows (LWS_CALLBACK_HTTP_BODY), then its completion
         case "GET":
             decide(exchange)

@@ -379,7 +379,7 @@ def test_pv3_thumbnails_are_lazy_cached_and_load(shop_hub, board, browsers, thin
     url = f"{shop_hub.http}/shop/{board}/images/galbijjim.svg"
     with urllib.request.urlopen(url, timeout=5) as r:
         etag, cache, kind = r.headers["ETag"], r.headers["Cache-Control"], r.headers["Content-Type"]
-        assert r.read(4) == b"<svg" or True
+        assert b"<svg" in r.read(), "not an SVG"
     assert etag and etag.startswith('"sha256-') and etag.endswith('"'), etag
     assert "immutable" in cache and "max-age=31536000" in cache and "public" in cache, cache
     assert kind.startswith("image/svg+xml"), kind
@@ -460,6 +460,23 @@ def test_pv4_detail_is_a_screen_and_back_returns_to_the_same_place(shop_hub, boa
     assert "/shop/" in d.current_url
 
 
+def test_pv4_browser_back_from_a_dish_link_returns_to_the_list(shop_hub, board, browsers, thin):
+    """PV4: a #dish=ID link opens the dish as a screen of its own; the browser's back then returns
+    to the shop's list (not to the page before the link)."""
+    watcher = thin(shop_url(shop_hub, board))
+    d = browsers()
+    d.get("about:blank")
+    d.get(f"{shop_hub.http}/shop/{board}?name=ana#dish=doenjang")
+    until(d, lambda s: s["screen"] == "detail" and s["hook"]["open"] == "doenjang"
+          and s["detail"]["title"] == hub_dish(watcher.state, "doenjang")["title"], 15, "the #dish link")
+    d.back()
+    try:
+        s = until(d, lambda s: s["screen"] == "list" and s["listShown"], 5, "back from a #dish link")
+    except Exception:   # noqa: BLE001 - the page is gone: say where the browser went
+        raise AssertionError(f"the browser's back from a #dish link left the shop for {d.current_url!r}") from None
+    assert len(rows(s)) == 12
+
+
 def test_pv5_pc1_two_browsers_race_for_the_last_dish(shop_hub, board, browsers, thin, shot):
     """PV5/PC1: gamjajorim at 1, both order it at once: one is told it is ordered and goes back to
     the list, the other is told it is sold out; the hub has stock 0 and sold 1, one order."""
@@ -494,16 +511,21 @@ def test_pv5_pc1_two_browsers_race_for_the_last_dish(shop_hub, board, browsers, 
     for t in threads:
         t.join(20)
     assert not errors, errors
+    def answer(s: dict) -> dict | None:
+        """The hub's answer to this page's one order (matched by its ref)."""
+        refs = [m["ref"] for m in s["sent"] if m.get("type") == "order"]
+        return next((x for x in s["answers"] if refs and x.get("ref") == refs[0]), None)
+
     for d in (a, b):
-        until(d, lambda s: len(s["answers"]) >= 1 and s["message"]["shown"], 10, "no answer shown")
+        until(d, lambda s: answer(s) is not None and s["message"]["shown"], 10, "no answer shown")
     final = watcher.wait(lambda s: hub_dish(s, "gamjajorim")["stock"] == 0)
     assert hub_dish(final, "gamjajorim")["sold"] == 1
     sa, sb = snap(a), snap(b)
     for s in (sa, sb):   # both really ordered, at the price shown
         orders = [m for m in s["sent"] if m.get("type") == "order"]
         assert len(orders) == 1 and orders[0]["lines"] == [{"dish": "gamjajorim", "quantity": 1, "price": price}], orders
-    won_ = [(d, s) for d, s in ((a, sa), (b, sb)) if s["answers"][-1]["type"] == "ack"]
-    lost = [(d, s) for d, s in ((a, sa), (b, sb)) if s["answers"][-1]["type"] == "rejected"]
+    won_ = [(d, s) for d, s in ((a, sa), (b, sb)) if answer(s)["type"] == "ack"]
+    lost = [(d, s) for d, s in ((a, sa), (b, sb)) if answer(s)["type"] == "rejected"]
     assert len(won_) == 1 and len(lost) == 1, (brief(sa), brief(sb))
     (wd, ws), (ld, ls) = won_[0], lost[0]
     assert ws["message"]["text"] == f"{ORDERED} ({won(price)})" and ws["message"]["code"] == "", ws["message"]
@@ -728,8 +750,6 @@ def test_pv6_everything_is_live_and_a_removed_dish_says_so(shop_hub, board, brow
     assert set(rows(s)) == {i for ids in DISHES.values() for i in ids} - {"galbijjim", "myeolchi"}
 
 
-@pytest.mark.xfail(strict=True, reason="page bug: shop.js renderDetail() does not close the editor when the open "
-                   "dish is removed; #d-edit stays shown under #d-gone (see the report)")
 def test_pv6_a_removed_dish_offers_no_edit(shop_hub, board, browsers, thin):
     """PV6/PV7: once the open dish is removed, its detail offers only the way back: no staff
     "고치기" button and no edit form left open on a dish that no longer exists."""
@@ -925,9 +945,6 @@ def test_pv9_every_screen_fits_phones_landscape_and_desktop(shop_hub, board, bro
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.xfail(strict=True, reason="page bug: at 320 px the order bar wraps to two rows (115 px) but #detail "
-                   "keeps only 96 px of bottom padding: the last 15 px of the last detail picture can never be "
-                   "scrolled out from under the bar (see the report)")
 def test_pv9_nothing_stays_hidden_under_the_order_bar(shop_hub, board, browsers, thin):
     """PV9: on the detail, scrolled to the end, the last content (the last detail picture) ends above
     the fixed order bar at every phone width, so no part of the dish is out of reach."""

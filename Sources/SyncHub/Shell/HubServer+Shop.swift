@@ -112,8 +112,7 @@ extension HubServer {
             return json(400, #"{"error":"bad_name","message":"an image name is 1 to 64 of a-z, 0-9, ., _ and -, ending in .png, .jpg, .webp or .svg"}"#)
         }
         if let refusal = adminRefusal(for: board, request: request) { return refusal }
-        guard !body.isEmpty else { return json(400, #"{"error":"empty","message":"send the image's bytes as the body"}"#) }
-        guard ShopImages.type(of: body) == declared else {
+        guard !body.isEmpty, ShopImages.type(of: body) == declared else {
             return json(415, "{\"error\":\"wrong_type\",\"message\":" + Self.quoted("the bytes are not \(declared), as the name's ending says") + "}")
         }
         let digest = ShopImages.digest(of: body)

@@ -46,7 +46,8 @@
     path: 'shop',
     player: () => player,
     validState,
-    onState: () => { if (deepLink && dishById(deepLink)) { const id = deepLink; deepLink = null; openDish(id, true); } render(); },
+    // A `#dish=ID` link: the list is the entry under it, so back returns to the shop.
+    onState: () => { if (deepLink && dishById(deepLink)) { const id = deepLink; deepLink = null; openDish(id, false); } render(); },
     onAck,
     onLateAck: (msg) => { if (typeof msg.message === 'string' && msg.message) toast(msg.message); },
     onRejected,
@@ -101,8 +102,10 @@
         break;
       case 'stale': {
         const fields = msg.current && typeof msg.current === 'object' ? Object.keys(msg.current).join(', ') : '';
-        showEditError(`다른 사람이 먼저 고쳤습니다 (${fields}). 지금 값으로 다시 고쳐 주세요.`);
+        // The form reloads what is there now, then says why (P9).
         if (editing) startEditing(editing.id);
+        showEditError(`다른 사람이 먼저 고쳤습니다 (${fields}). 지금 값으로 다시 고쳐 주세요.`);
+        toast('다른 사람이 먼저 고쳤습니다', msg.code);
         break;
       }
       case 'bad_field': showEditError(`${msg.field || ''}: ${msg.message || ''}`); toast(msg.message || '값이 맞지 않습니다', msg.code); break;
@@ -294,7 +297,8 @@
     $('d-info').dataset.gone = String(d === null);
     $('d-order').hidden = d === null;
     if (!d) {
-      // PV6: removed while open: say so and offer the way back.
+      // PV6: removed while open: say so and offer the way back (nothing left to edit).
+      closeEditor();
       $('d-title').textContent = '없어진 반찬';
       $('d-description').textContent = '';
       $('d-price').textContent = '';
@@ -334,6 +338,8 @@
     $('btn-order').textContent = orderable ? `${won(d.price * quantity)} 주문하기` : (d.available ? '품절' : '판매 중지');
     $('btn-edit').hidden = !isStaff() || editing !== null;
     body.dataset.soldOut = String(d.stock <= 0);
+    // The order bar is fixed and wraps on narrow phones: keep room for it under the content.
+    $('detail').style.paddingBottom = `${$('d-order').offsetHeight + 16}px`;
   }
 
   function order() {

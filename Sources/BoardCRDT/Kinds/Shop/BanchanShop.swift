@@ -22,6 +22,9 @@ public enum BanchanShop: BoardKind {
         case order([OrderLine])
         /// `id` nil: the shop makes one up (returned in the ack).
         case addDish(Dish, idGiven: Bool)
+        /// An `add_dish` naming a section that is not one of P1's: refused
+        /// `bad_field` like any other bad value (P10), never stored.
+        case addDishToUnknownSection(String)
         case removeDish(String)
         case editDish(String, set: [FieldValue], from: [FieldValue])
         case restock(String, by: Int)
@@ -72,6 +75,8 @@ public enum BanchanShop: BoardKind {
             var dish = dish
             if !idGiven { dish.id = madeUpID(avoiding: state) }  // the only randomness, drawn here and recorded
             change = .addDish(dish)
+        case let .addDishToUnknownSection(name):
+            throw .badField(field: "section", why: "a section is main, soup or side, not \"\(name.prefix(32))\"")
         case let .removeDish(id): change = .removeDish(id)
         case let .editDish(id, set, from):
             // In `DishField` order, as its JSON decodes: every replica holds the same change.
@@ -182,7 +187,8 @@ public enum BanchanShop: BoardKind {
         var dish = state.dishes[index]
         for change in set {
             guard dish.set(change.field, to: change.value) else {
-                return .refused(.badField(field: change.field.rawValue, why: "has the wrong type"))
+                let why = change.field == .section ? "a section is main, soup or side" : "has the wrong type"
+                return .refused(.badField(field: change.field.rawValue, why: why))
             }
         }
         if let problem = DishRules.problem(with: dish, images: state.images, blaming: set.map(\.field)) { return .refused(problem) }

@@ -24,7 +24,7 @@ enum DishRules {
 
     /// The content type a name's ending announces.
     static func imageType(of name: String) -> String? {
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
+        guard let dot = name.lastIndex(of: ".") else { return nil }
         return imageTypes[String(name[name.index(after: dot)...])]
     }
 

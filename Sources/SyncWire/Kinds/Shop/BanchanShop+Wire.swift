@@ -83,9 +83,8 @@ extension BanchanShop: WireKind {
             return .order(lines)
         case "add_dish":
             guard let sectionName = fields.section else { throw ProtocolError("missing_field", "add_dish needs \"section\": main, soup or side") }
-            guard let section = ShopSection(rawValue: sectionName) else {
-                throw ProtocolError("bad_field", "\"section\" must be main, soup or side, not \"\(sectionName.prefix(16))\"")
-            }
+            // P10: an unknown section is a refused value, like a bad price.
+            guard let section = ShopSection(rawValue: sectionName) else { return .addDishToUnknownSection(sectionName) }
             guard let title = fields.title else { throw ProtocolError("missing_field", "add_dish needs \"title\"") }
             guard let price = fields.price else { throw ProtocolError("missing_field", "add_dish needs \"price\": won, 0 to 10,000,000") }
             let dish = Dish(id: fields.id ?? "", section: section, title: title, description: fields.description ?? "", price: price,
@@ -136,6 +135,7 @@ extension BanchanShop: WireKind {
         case let .order(lines): "\"type\":\"order\",\"lines\":" + json(lines)
         case let .addDish(dish, idGiven):
             "\"type\":\"add_dish\"," + dishMembers(dish, withID: idGiven, section: true, sold: false)
+        case let .addDishToUnknownSection(name): "\"type\":\"add_dish\",\"section\":" + quoted(name)
         case let .removeDish(id): "\"type\":\"remove_dish\",\"dish\":" + quoted(id)
         case let .editDish(id, set, from):
             "\"type\":\"edit_dish\",\"dish\":" + quoted(id) + ",\"set\":" + json(FieldValues(set)) + ",\"from\":" + json(FieldValues(from))
