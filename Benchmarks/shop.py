@@ -14,7 +14,8 @@
    one dish; the mean frame size each receives per change.
 
 Uses the release build in --bin (default .build/release): `synchub`,
-`syncclient`. Raw results: Benchmarks/results/shop-latest.json.
+`syncclient`; figure 2 needs `websockets` (run it with .build/pyvenv/bin/python).
+Raw results: Benchmarks/results/shop-latest.json.
 """
 import argparse, asyncio, json, pathlib, statistics, sys
 
@@ -109,10 +110,17 @@ def main():
     parser.add_argument("--bin", type=pathlib.Path, default=ROOT / ".build" / "release")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=5)
+    parser.add_argument("--only", default="1,2", help="figures to run, e.g. 2")
     parser.add_argument("--out", type=pathlib.Path, default=ROOT / "Benchmarks" / "results" / "shop-latest.json")
     args = parser.parse_args()
     campaign.BIN = args.bin
-    results = {"figure1": figure1(args.reps, args.seconds), "figure2": asyncio.run(figure2())}
+    only = set(args.only.split(","))
+    results = json.loads(args.out.read_text()) if args.out.exists() and only != {"1", "2"} else {}
+    if "1" in only:
+        results["figure1"] = figure1(args.reps, args.seconds)
+        args.out.write_text(json.dumps(results, indent=1))
+    if "2" in only:
+        results["figure2"] = asyncio.run(figure2())
     args.out.write_text(json.dumps(results, indent=1))
     print(f"\nraw results: {args.out}")
 
