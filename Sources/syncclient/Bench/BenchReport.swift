@@ -139,3 +139,35 @@ struct BenchReport: Codable {
         return lines.joined(separator: "\n")
     }
 }
+
+extension BenchReport {
+    /// Answers and refusals of a kind whose clients send intents (stock, shop), a second.
+    mutating func countAnswers(_ workers: [BenchWorker], plan: BenchPlan, seconds: Double, sent: [[String: Int]]) {
+        let refused = workers.reduce(0) { $0 + $1.rejectedInWindow }
+        kind = plan.kind.rawValue
+        answersPerSecond = Double(operationsAcknowledged + refused) / seconds
+        refusalsPerSecond = Double(refused) / seconds
+        refusals = workers.reduce(into: [:]) { all, worker in all.merge(worker.refusalCodes, uniquingKeysWith: +) }
+        intentsSent = sent.reduce(into: [:]) { all, counts in all.merge(counts, uniquingKeysWith: +) }
+    }
+
+    /// The first lines of an intent-sending kind's summary: who, answers (`answered`: the kind's own rate), delivery, latencies.
+    func intentLines(_ p: (Percentiles) -> String, boardsAre: String, clientsAre: String, answered: String, extra: String = "") -> [String] {
+        func counts(_ values: [String: Int]?) -> String {
+            let text = (values ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            return text.isEmpty ? "none" : text
+        }
+        return [
+            "\(boardsAre) \(boards) x \(clientsAre) \(clientsPerBoard) (\(sendersPerBoard) sending), \(mode)\(targetRate > 0 ? " \(Int(targetRate)) intents/s" : ""), \(String(format: "%.1f", seconds)) s measured",
+            "connected      \(connected) (failures \(connectFailures)); connect \(p(connectMillis))",
+            "answers        \(Int(answersPerSecond ?? 0))/s: acknowledged \(operationsAcknowledged) (\(Int(acknowledgedPerSecond))/s; \(answered)), refused \(Int(refusalsPerSecond ?? 0))/s\(extra)",
+            "sent           \(counts(intentsSent))",
+            "refusals       \(counts(refusals))",
+            "errors         \(errors) error frames, \(disconnects) connections lost during the run",
+            "delivered      \(Int(statesDeliveredPerSecond)) states/s, \(Int(framesDeliveredPerSecond)) frames/s",
+            "visibility     \(p(visibilityMillis))",
+            "at every client \(p(visibilityAtEveryClientMillis))",
+            "ack latency    \(p(ackMillis))",
+        ]
+    }
+}

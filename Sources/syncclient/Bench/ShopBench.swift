@@ -160,12 +160,7 @@ extension BenchWorker {
 extension BenchReport {
     /// Fills the `--kind shop` figures in, after the run.
     mutating func addShop(_ workers: [BenchWorker], plan: BenchPlan, seconds: Double) {
-        let refused = workers.reduce(0) { $0 + $1.rejectedInWindow }
-        kind = plan.kind.rawValue
-        answersPerSecond = Double(operationsAcknowledged + refused) / seconds
-        refusalsPerSecond = Double(refused) / seconds
-        refusals = workers.reduce(into: [:]) { all, worker in all.merge(worker.refusalCodes, uniquingKeysWith: +) }
-        intentsSent = workers.reduce(into: [:]) { all, worker in all.merge(worker.shopTally.sentInWindow, uniquingKeysWith: +) }
+        countAnswers(workers, plan: plan, seconds: seconds, sent: workers.map(\.shopTally.sentInWindow))
         let peers = workers.flatMap(\.peers)
         var unconserved: [String] = []
         for board in plan.boardNames.indices {
@@ -196,22 +191,7 @@ extension BenchReport {
     }
 
     func shopText(_ p: (Percentiles) -> String) -> String {
-        func counts(_ values: [String: Int]?) -> String {
-            let text = (values ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-            return text.isEmpty ? "none" : text
-        }
-        var lines = [
-            "shops \(boards) x customers \(clientsPerBoard) (\(sendersPerBoard) sending), \(mode)\(targetRate > 0 ? " \(Int(targetRate)) intents/s" : ""), \(String(format: "%.1f", seconds)) s measured",
-            "connected      \(connected) (failures \(connectFailures)); connect \(p(connectMillis))",
-            "answers        \(Int(answersPerSecond ?? 0))/s: acknowledged \(operationsAcknowledged) (\(Int(acknowledgedPerSecond))/s; orders \(Int(shop?.ordersPerSecond ?? 0))/s), refused \(Int(refusalsPerSecond ?? 0))/s",
-            "sent           \(counts(intentsSent))",
-            "refusals       \(counts(refusals))",
-            "errors         \(errors) error frames, \(disconnects) connections lost during the run",
-            "delivered      \(Int(statesDeliveredPerSecond)) states/s, \(Int(framesDeliveredPerSecond)) frames/s",
-            "visibility     \(p(visibilityMillis))",
-            "at every client \(p(visibilityAtEveryClientMillis))",
-            "ack latency    \(p(ackMillis))",
-        ]
+        var lines = intentLines(p, boardsAre: "shops", clientsAre: "customers", answered: "orders \(Int(shop?.ordersPerSecond ?? 0))/s")
         if let usage = hubUsageLine() { lines.append(usage) }
         if let benchCPUPercent { lines.append("bench itself   CPU \(Int(benchCPUPercent))%") }
         if let shop {

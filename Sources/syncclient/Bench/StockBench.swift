@@ -178,12 +178,7 @@ extension BenchWorker {
 extension BenchReport {
     /// Fills the `--kind stock` figures in, after the run (the loops are quiet).
     mutating func addStock(_ workers: [BenchWorker], plan: BenchPlan, seconds: Double) {
-        let refused = workers.reduce(0) { $0 + $1.rejectedInWindow }
-        kind = plan.kind.rawValue
-        answersPerSecond = Double(operationsAcknowledged + refused) / seconds
-        refusalsPerSecond = Double(refused) / seconds
-        refusals = workers.reduce(into: [:]) { all, worker in all.merge(worker.refusalCodes, uniquingKeysWith: +) }
-        intentsSent = workers.reduce(into: [:]) { all, worker in all.merge(worker.stockTally.sentInWindow, uniquingKeysWith: +) }
+        countAnswers(workers, plan: plan, seconds: seconds, sent: workers.map(\.stockTally.sentInWindow))
         let fruits = Fruit.allCases.count
         func named(_ values: [Int]) -> [String: Int] {
             Dictionary(uniqueKeysWithValues: zip(Fruit.allCases.map(\.rawValue), values))
@@ -222,22 +217,8 @@ extension BenchReport {
 
     /// The summary of a `--kind stock` run: clients making juices from one stock.
     func stockText(_ p: (Percentiles) -> String) -> String {
-        func counts(_ values: [String: Int]?) -> String {
-            let text = (values ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-            return text.isEmpty ? "none" : text
-        }
-        var lines = [
-            "bars \(boards) x clients \(clientsPerBoard) (\(sendersPerBoard) sending), \(mode)\(targetRate > 0 ? " \(Int(targetRate)) intents/s" : ""), \(String(format: "%.1f", seconds)) s measured",
-            "connected      \(connected) (failures \(connectFailures)); connect \(p(connectMillis))",
-            "answers        \(Int(answersPerSecond ?? 0))/s: acknowledged \(operationsAcknowledged) (\(Int(acknowledgedPerSecond))/s; juices made \(Int(stock?.juicesMadePerSecond ?? 0))/s), refused \(Int(refusalsPerSecond ?? 0))/s, stock changes \(Int(changesPerSecond))/s",
-            "sent           \(counts(intentsSent))",
-            "refusals       \(counts(refusals))",
-            "errors         \(errors) error frames, \(disconnects) connections lost during the run",
-            "delivered      \(Int(statesDeliveredPerSecond)) states/s, \(Int(framesDeliveredPerSecond)) frames/s",
-            "visibility     \(p(visibilityMillis))",
-            "at every client \(p(visibilityAtEveryClientMillis))",
-            "ack latency    \(p(ackMillis))",
-        ]
+        var lines = intentLines(p, boardsAre: "bars", clientsAre: "clients",
+                                answered: "juices made \(Int(stock?.juicesMadePerSecond ?? 0))/s", extra: ", stock changes \(Int(changesPerSecond))/s")
         lines.insert(contentsOf: hubSplitLines(p), at: lines.count - 1)
         if let usage = hubUsageLine() { lines.append(usage) }
         if let benchCPUPercent { lines.append("bench itself   CPU \(Int(benchCPUPercent))%") }
