@@ -52,6 +52,33 @@ enum ShopImages {
     }
 }
 
+/// The stored images served lately, by SHA-256 (bytes never change under a
+/// digest), the least recently served dropped first past `maxBytes`.
+struct ImageCache {
+    static let maxBytes = 32 << 20
+    private var entries: [String: (type: String, bytes: [UInt8], used: UInt64)] = [:]
+    private var total = 0
+    private var clock: UInt64 = 0
+
+    mutating func image(digest: String) -> (type: String, bytes: [UInt8])? {
+        guard let entry = entries[digest] else { return nil }
+        clock += 1
+        entries[digest]?.used = clock
+        return (entry.type, entry.bytes)
+    }
+
+    mutating func keep(digest: String, _ image: (type: String, bytes: [UInt8])) {
+        guard entries[digest] == nil, image.bytes.count <= Self.maxBytes else { return }
+        while total + image.bytes.count > Self.maxBytes, let oldest = entries.min(by: { $0.value.used < $1.value.used }) {
+            total -= oldest.value.bytes.count
+            entries[oldest.key] = nil
+        }
+        clock += 1
+        entries[digest] = (image.type, image.bytes, clock)
+        total += image.bytes.count
+    }
+}
+
 /// Images of an `--in-memory` hub (tests, benchmarks): gone with the
 /// process, bounded so uploads cannot grow it without end.
 struct MemoryImages {
@@ -196,6 +223,13 @@ extension HubServer {
     }
 
     private func imageBytes(_ board: BoardAddress, digest: String) -> (type: String, bytes: [UInt8])? {
+        if let cached = imageCache.image(digest: digest) { return cached }
+        guard let found = storedImageBytes(board, digest: digest) else { return nil }
+        imageCache.keep(digest: digest, found)
+        return found
+    }
+
+    private func storedImageBytes(_ board: BoardAddress, digest: String) -> (type: String, bytes: [UInt8])? {
         do {
             if let sharedLog {
                 do throws(RedisFailure) { return try sharedLog.image(board.logName, digest: digest) } catch { throw error }

@@ -29,6 +29,8 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     var uploads: [UInt64: (name: String, etag: String)] = [:]
     /// An `--in-memory` hub's shop images.
     var memoryImages = MemoryImages()
+    /// Stored images served lately, so a popular one is not read from the store for every browser.
+    var imageCache = ImageCache()
     /// Boards whose logs the shard followers read, by log name.
     private var followed: [String: String] = [:]
     private var lastPresence: UInt64 = 0
