@@ -79,8 +79,8 @@ def test_short_secret_is_refused_with_its_size(tmp_path):
 
 
 def test_bad_board_option_is_refused(secret_file):
-    result = synchub("token", "--secret-file", str(secret_file), "--sub", "ana", "--board", "set/*=admin")
-    assert result.returncode != 0 and "PATTERN=read or PATTERN=write" in result.stderr
+    result = synchub("token", "--secret-file", str(secret_file), "--sub", "ana", "--board", "set/*=owner")
+    assert result.returncode != 0 and "PATTERN=read, PATTERN=write or PATTERN=admin" in result.stderr
 
 
 def test_open_hub_refuses_a_non_loopback_address():

@@ -15,22 +15,49 @@ struct Canvas: Sendable {
         styles = Array(repeating: .plain, count: self.width * self.height)
     }
 
-    /// Puts one character; anything outside the grid is dropped.
+    /// Puts one character; anything outside the grid is dropped. A wide
+    /// character (Hangul, CJK: two columns in a terminal) takes this cell and
+    /// the next; with no room for both it is drawn as a space.
     mutating func put(_ character: Character, x: Int, y: Int, style: Style) {
         guard x >= 0, x < width, y >= 0, y < height else { return }
-        characters[y * width + x] = Self.safe(character)
+        let safe = Self.safe(character)
+        // Over half of a wide character: the other half becomes a space, so every line keeps `width` columns.
+        if characters[y * width + x] == Self.continuation, x > 0 { characters[y * width + x - 1] = " " }
+        if Self.isWide(characters[y * width + x]), x + 1 < width { characters[y * width + x + 1] = " " }
+        if Self.isWide(safe) {
+            guard x + 1 < width else {
+                characters[y * width + x] = " "
+                styles[y * width + x] = style
+                return
+            }
+            characters[y * width + x + 1] = Self.continuation
+            styles[y * width + x + 1] = style
+        }
+        characters[y * width + x] = safe
         styles[y * width + x] = style
     }
 
-    /// Writes `text` from column `x`, clipped at `limit` columns (or the edge).
+    /// Writes `text` from column `x`, clipped at `limit` columns (or the
+    /// edge); a wide character counts two columns and is left out when only
+    /// one is left.
     mutating func write(_ text: String, x: Int, y: Int, style: Style, limit: Int? = nil) {
         let end = limit.map { min(x + $0, width) } ?? width
         var column = x
         for character in text where column < end {
+            let columns = Self.columns(character)
+            if column + columns > end { break }
             put(character, x: column, y: y, style: style)
-            column += 1
+            column += columns
         }
     }
+
+    /// How many terminal columns `text` takes once made safe.
+    static func columns(of text: String) -> Int { text.reduce(0) { $0 + columns($1) } }
+
+    static func columns(_ character: Character) -> Int { isWide(safe(character)) ? 2 : 1 }
+
+    /// The cell to the right of a wide character: nothing of its own is written there.
+    static let continuation: Character = "\u{FFFF}"
 
     /// Paints a rectangle's background: spaces in `style`.
     mutating func fill(_ rect: Rect, style: Style) {
@@ -76,7 +103,7 @@ struct Canvas: Sendable {
                     line += Palette.sequence(for: style, in: colour)
                 }
                 current = style
-                line.append(characters[y * width + x])
+                if characters[y * width + x] != Self.continuation { line.append(characters[y * width + x]) }
             }
             if colour != .none, Palette.parameters(for: current, in: colour) != nil { line += Palette.reset }
             return line
@@ -92,7 +119,22 @@ struct Canvas: Sendable {
         guard scalars.count == 1, let value = scalars.first?.value else { return "?" }
         switch value {
         case 0x20..<0x7F, 0xA0..<0x250, 0x2500..<0x2600: return character
+        case _ where isWideScalar(value): return character
         default: return "?"
+        }
+    }
+
+    /// Hangul syllables and jamo, CJK punctuation and ideographs, fullwidth
+    /// forms: two columns in every terminal (a shop's Korean titles).
+    static func isWide(_ character: Character) -> Bool {
+        guard character.unicodeScalars.count == 1, let value = character.unicodeScalars.first?.value else { return false }
+        return isWideScalar(value)
+    }
+
+    private static func isWideScalar(_ value: UInt32) -> Bool {
+        switch value {
+        case 0x1100...0x115F, 0x3000...0x303E, 0x3130...0x318F, 0x4E00...0x9FFF, 0xAC00...0xD7A3, 0xFF01...0xFF60, 0xFFE0...0xFFE6: true
+        default: false
         }
     }
 }

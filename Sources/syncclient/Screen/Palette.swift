@@ -60,6 +60,12 @@ enum Style: Equatable, Sendable {
     case match
     /// A button that does nothing now (Deal with the deck empty).
     case disabledButton
+    /// A shop's price before its discount: struck through (PV2, PV8).
+    case struck
+    /// A shop's price, its badges, a sold-out mark.
+    case price
+    case badge
+    case soldOut
 }
 
 /// SGR sequences for each `Style` in each `ColourMode`.
@@ -108,6 +114,10 @@ enum Palette {
         case .cursor: "1;38;5;33"
         case .match: "1;30;48;5;156"
         case .disabledButton: "38;5;246;48;5;252"
+        case .struck: "9;38;5;244"
+        case .price: "1;38;5;160"
+        case .badge: "38;5;130"
+        case .soldOut: "1;38;5;88"
         }
     }
 
@@ -133,6 +143,10 @@ enum Palette {
         case .cursor: "1;36"
         case .match: "1;30;42"
         case .disabledButton: "2;30;47"
+        case .struck: "9;2"
+        case .price: "1;31"
+        case .badge: "33"
+        case .soldOut: "1;31"
         }
     }
 }

@@ -69,8 +69,8 @@ struct TokenMintTests {
         }
         #expect(message(base + ["--board", "set/*=write"]) == nil)
         #expect(message(base)?.contains("at least one --board") == true)
-        #expect(message(base + ["--board", "set/*"])?.contains("PATTERN=read or PATTERN=write") == true)
-        #expect(message(base + ["--board", "set/*=admin"])?.contains("PATTERN=read or PATTERN=write") == true)
+        #expect(message(base + ["--board", "set/*"])?.contains("PATTERN=read, PATTERN=write or PATTERN=admin") == true)
+        #expect(message(base + ["--board", "set/*=owner"])?.contains("PATTERN=read, PATTERN=write or PATTERN=admin") == true)
         #expect(message(base + ["--board", "set/*x=read"])?.contains("only at its end") == true)
         #expect(message(base + ["--board", "a=read", "--board", "a=write"])?.contains("given twice") == true)
         #expect(message(base + ["--board", "*=read", "--ttl", "400d"])?.contains("--ttl") == true)
