@@ -9,29 +9,15 @@
 static inline size_t swlws_pre(void) { return LWS_PRE; }
 
 /// Writes the status line and common headers of an HTTP response whose body
-/// follows with LWS_WRITE_HTTP_FINAL. Returns nonzero on failure.
-static inline int swlws_write_http_headers(struct lws *wsi, unsigned int status,
-                                           const char *content_type, size_t body_length,
-                                           int no_store)
-{
-    unsigned char buffer[LWS_PRE + 1024];
-    unsigned char *start = &buffer[LWS_PRE], *p = start, *end = &buffer[sizeof(buffer) - 1];
-    if (lws_add_http_common_headers(wsi, status, content_type, (lws_filepos_t)body_length, &p, end))
-        return 1;
-    if (no_store && lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:",
-                                                (const unsigned char *)"no-store", 8, &p, end))
-        return 1;
-    if (lws_finalize_write_http_header(wsi, start, &p, end))
-        return 1;
-    return 0;
-}
-
-/// The same, with the caching and validation headers a stored image needs:
-/// each of `cache_control`, `etag` and `www_authenticate` is sent when not NULL
-/// (`no_store` is not: `cache_control` says it). Returns nonzero on failure.
+/// follows with LWS_WRITE_HTTP_FINAL, with the caching and validation headers a stored image needs:
+/// each of `cache_control`, `etag`, `www_authenticate` and
+/// `content_security_policy` is sent when not NULL (`no-store` for a response
+/// that must not be kept is a `cache_control`), and always
+/// `x-content-type-options: nosniff`.
+/// Returns nonzero on failure.
 static inline int swlws_write_http_head(struct lws *wsi, unsigned int status, const char *content_type,
                                         size_t body_length, const char *cache_control, const char *etag,
-                                        const char *www_authenticate)
+                                        const char *www_authenticate, const char *content_security_policy)
 {
     unsigned char buffer[LWS_PRE + 2048];
     unsigned char *start = &buffer[LWS_PRE], *p = start, *end = &buffer[sizeof(buffer) - 1];
@@ -45,6 +31,12 @@ static inline int swlws_write_http_head(struct lws *wsi, unsigned int status, co
         return 1;
     if (www_authenticate && lws_add_http_header_by_name(wsi, (const unsigned char *)"www-authenticate:",
                                                         (const unsigned char *)www_authenticate, (int)strlen(www_authenticate), &p, end))
+        return 1;
+    if (content_security_policy && lws_add_http_header_by_name(wsi, (const unsigned char *)"content-security-policy:",
+                                                               (const unsigned char *)content_security_policy,
+                                                               (int)strlen(content_security_policy), &p, end))
+        return 1;
+    if (lws_add_http_header_by_name(wsi, (const unsigned char *)"x-content-type-options:", (const unsigned char *)"nosniff", 7, &p, end))
         return 1;
     if (lws_finalize_write_http_header(wsi, start, &p, end))
         return 1;

@@ -21,8 +21,11 @@ public struct HTTPResponse: Sendable {
     public var etag: String?
     /// `WWW-Authenticate` (a 401's challenge).
     public var challenge: String?
+    /// `Content-Security-Policy` (what an uploaded image may do if opened as a page: nothing).
+    public var contentSecurityPolicy: String?
     public init(status: UInt32, contentType: String, body: [UInt8], cacheable: Bool = false, cacheControl: String? = nil,
-                etag: String? = nil, challenge: String? = nil) {
+                etag: String? = nil, challenge: String? = nil, contentSecurityPolicy: String? = nil) {
+        self.contentSecurityPolicy = contentSecurityPolicy
         self.status = status
         self.contentType = contentType
         self.body = body

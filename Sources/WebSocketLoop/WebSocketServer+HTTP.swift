@@ -116,7 +116,9 @@ extension WebSocketServer {
         let written = withOptionalCString(cacheControl) { cache in
             withOptionalCString(response.etag) { etag in
                 withOptionalCString(response.challenge) { challenge in
-                    swlws_write_http_head(wsi, response.status, response.contentType, response.body.count, cache, etag, challenge)
+                    withOptionalCString(response.contentSecurityPolicy) { policy in
+                        swlws_write_http_head(wsi, response.status, response.contentType, response.body.count, cache, etag, challenge, policy)
+                    }
                 }
             }
         }

@@ -25,6 +25,8 @@ enum ShopImages {
     static let maxBytes = 1 << 20
     /// A name never names other bytes (P4), so a browser may keep an image for good.
     static let cacheControl = "public, max-age=31536000, immutable"
+    /// An image opened as a page (an uploaded SVG with a script) runs nothing and reaches nothing.
+    static let contentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
 
     /// The content type the bytes themselves show (their first bytes; an
     /// SVG is UTF-8 text whose first element is `<svg`), or nil.
@@ -125,10 +127,11 @@ extension HubServer {
         guard let found else { return json(404, #"{"error":"unknown_image","message":"this shop has no image by that name"}"#) }
         if let match = request.ifNoneMatch,
            match.split(separator: ",").contains(where: { let tag = $0.trimmingCharacters(in: .whitespaces); return tag == found.etag || tag == "*" }) {
-            return HTTPResponse(status: 304, contentType: found.type, body: [], cacheable: true, cacheControl: ShopImages.cacheControl, etag: found.etag)
+            return HTTPResponse(status: 304, contentType: found.type, body: [], cacheable: true, cacheControl: ShopImages.cacheControl, etag: found.etag,
+                                contentSecurityPolicy: ShopImages.contentSecurityPolicy)
         }
         return HTTPResponse(status: 200, contentType: found.type, body: found.bytes, cacheable: true,
-                            cacheControl: ShopImages.cacheControl, etag: found.etag)
+                            cacheControl: ShopImages.cacheControl, etag: found.etag, contentSecurityPolicy: ShopImages.contentSecurityPolicy)
     }
 
     /// P4: stores an image (admin only, A13): its bytes first, by SHA-256,
@@ -177,6 +180,8 @@ extension HubServer {
             let status: UInt32 = switch code {
             case "image_exists": 409
             case "shop_full": 507
+            // Not known whether the name was recorded (R8): the same PUT again tells.
+            case "unavailable": 503
             case "forbidden": 403
             default: 400
             }
@@ -215,8 +220,8 @@ extension HubServer {
     private func putImageBytes(_ board: BoardAddress, digest: String, type: String, bytes: [UInt8]) throws {
         if let sharedLog {
             do throws(RedisFailure) { try sharedLog.putImage(board.logName, digest: digest, type: type, bytes: bytes) } catch { throw error }
-        } else if let reader {
-            try reader.putImage(digest: digest, type: type, bytes: bytes)
+        } else if let imageStore {
+            try imageStore.putImage(digest: digest, type: type, bytes: bytes)
         } else {
             try memoryImages.put(digest: digest, type: type, bytes: bytes)
         }

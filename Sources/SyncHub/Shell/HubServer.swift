@@ -12,6 +12,8 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     let server: WebSocketServer
     var core: HubCore
     let reader: BoardStore?
+    /// The embedded store's connection for shop image bytes (service thread).
+    let imageStore: BoardStore?
     private let writer: GroupCommitWriter?
     private let checkpointer: WALCheckpointer?
     private let echoEnabled: Bool
@@ -54,15 +56,20 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         self.logger = logger
         if sharedLog != nil {
             reader = nil
+            imageStore = nil
             writer = nil
             checkpointer = nil
         } else if let dataDirectory {
             reader = try BoardStore(directory: dataDirectory)
+            // Shop images' bytes, written on the service thread before their name is recorded (P4):
+            // the hub's own fsync setting, and never a checkpoint here (WALCheckpointer's job).
+            imageStore = try BoardStore(directory: dataDirectory, fsyncEachCommit: fsyncEachCommit, checkpointsItself: false)
             let store = try BoardStore(directory: dataDirectory, fsyncEachCommit: fsyncEachCommit, checkpointsItself: false)
             writer = GroupCommitWriter(store: store)
             checkpointer = try WALCheckpointer(path: store.path)
         } else {
             reader = nil
+            imageStore = nil
             writer = nil
             checkpointer = nil
         }

@@ -8,9 +8,11 @@ struct StoreError: Error, CustomStringConvertible {
 
 /// A SQLite connection and its prepared statements. It has no lock, and
 /// SQLite's own is off (`SQLITE_OPEN_NOMUTEX`): each connection is confined
-/// to one thread. The hub opens three, all on the thread that creates the
+/// to one thread. The hub opens four, all on the thread that creates the
 /// hub (its libwebsockets service thread): the reader `BoardStore`, used only
-/// there (board loads and idempotency-key lookups); the writer's
+/// there (board loads, idempotency-key lookups, shop image reads); the image
+/// store's (shop image bytes written before their name, P4), used only there
+/// and never checkpointing; the writer's
 /// `BoardStore`, used after `start()` only on `GroupCommitWriter`'s thread;
 /// and `WALCheckpointer`'s, used after `start()` only on its own thread.
 /// They share the file through SQLite's WAL file locking (busy timeout 5 s),
