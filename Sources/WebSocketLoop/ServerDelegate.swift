@@ -58,6 +58,11 @@ public protocol ServerDelegate: AnyObject {
     func respond(to request: RequestHead, body: [UInt8], exchange: UInt64) -> HTTPResponse?
     /// The largest request body taken; a longer one is answered 413.
     var maxRequestBodyBytes: Int { get }
+    /// Decides from a PUT's or POST's head, before its body is read, whether
+    /// the body is wanted: nil to read it, else the answer (404, 401, 403,
+    /// ...), sent at once, the connection closed after it. Who may not send
+    /// a body never holds one of the server's body slots.
+    func admitBody(of request: RequestHead) -> HTTPResponse?
     /// About four times a second, and once more when a stop begins.
     func tick(nowNanos: UInt64)
     /// After every turn of the service loop: the place to fold the turn's

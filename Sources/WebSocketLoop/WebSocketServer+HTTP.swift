@@ -57,6 +57,11 @@ extension WebSocketServer {
         let limit = delegate?.maxRequestBodyBytes ?? 0
         switch head.method {
         case "PUT", "POST":
+            if let refusal = delegate?.admitBody(of: head) {
+                exchange.tooLarge = true   // the body is not read: the connection closes after the answer
+                respond(exchange, refusal)
+                return 0
+            }
             // Bodies are held whole until answered: only so many at once, so
             // uploads cannot grow the hub's memory without bound.
             let receiving = httpExchanges.values.filter { ($0.head.method == "PUT" || $0.head.method == "POST") && !$0.written }.count

@@ -113,15 +113,6 @@ struct HubCore {
 
     func holds(board address: BoardAddress) -> Bool { boards[address.key] != nil }
 
-    /// A board this hub does not hold, read from `stored` for one look (a
-    /// plain HTTP read): never kept, never followed. Nil when it cannot be read.
-    mutating func detachedRoom(_ address: BoardAddress, stored: StoredBoard?) -> BoardRoom? {
-        guard let kind = HostedKinds.kind(named: address.kind),
-              let room = try? kind.makeRoom(address: address, hubReplica: hubReplica, stored: stored, limits: limits) else { return nil }
-        var ignored: [HubAction] = []
-        if let shared = stored?.shared, !room.applyShared(shared.entries, core: &self, actions: &ignored) { return nil }
-        return room
-    }
 
     /// Parses a text frame of `connection` by its board's kind; nil when the
     /// connection is on no board.

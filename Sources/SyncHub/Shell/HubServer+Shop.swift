@@ -115,16 +115,21 @@ extension HubServer {
     /// P4: an image by name, with its ETag; 304 to a matching `If-None-Match`.
     /// Images need no token: an `<img>` cannot send one.
     private func image(named name: String, in board: BoardAddress, request: RequestHead) -> HTTPResponse {
-        let found: (type: String, bytes: [UInt8], etag: String)?
+        let found: (type: String, bytes: [UInt8], etag: String)
         if let picture = ShopDrawings.pictures[name] {
             found = ("image/svg+xml", picture.bytes, picture.etag)
-        } else if let named = heldOrStored(board)?.image(named: name), !named.digest.isEmpty,
-                  let stored = imageBytes(board, digest: named.digest) {
-            found = (stored.type, stored.bytes, "\"sha256-\(named.digest.prefix(32))\"")
         } else {
-            found = nil
+            guard let room = heldOrStored(board) else {
+                return json(503, #"{"error":"unavailable","message":"the shop could not be read from the store; try again"}"#)
+            }
+            guard let named = room.image(named: name), !named.digest.isEmpty else {
+                return json(404, #"{"error":"unknown_image","message":"this shop has no image by that name"}"#)
+            }
+            guard let stored = imageBytes(board, digest: named.digest) else {
+                return json(503, #"{"error":"unavailable","message":"the image's bytes could not be read from the store; try again"}"#)
+            }
+            found = (stored.type, stored.bytes, "\"sha256-\(named.digest.prefix(32))\"")
         }
-        guard let found else { return json(404, #"{"error":"unknown_image","message":"this shop has no image by that name"}"#) }
         if let match = request.ifNoneMatch,
            match.split(separator: ",").contains(where: { let tag = $0.trimmingCharacters(in: .whitespaces); return tag == found.etag || tag == "*" }) {
             return HTTPResponse(status: 304, contentType: found.type, body: [], cacheable: true, cacheControl: ShopImages.cacheControl, etag: found.etag,
@@ -137,15 +142,32 @@ extension HubServer {
     /// P4: stores an image (admin only, A13): its bytes first, by SHA-256,
     /// then its name as a change of the board, answered once that is durable
     /// (201; the same bytes again 200; another's bytes under the name 409).
-    private func store(_ body: [UInt8], as name: String, in board: BoardAddress, request: RequestHead, exchange: UInt64) -> HTTPResponse? {
-        guard BanchanShop.isImageName(name), let declared = BanchanShop.imageType(of: name) else {
+    /// What an upload is refused from its head alone (before its body is
+    /// read): a bad name, no admin, a hub at its limit of boards, a name
+    /// this shop holds for other bytes or a shop full of images; nil to read it.
+    func refuseUpload(_ name: String, to board: BoardAddress, request: RequestHead) -> HTTPResponse? {
+        guard BanchanShop.isImageName(name) else {
             return json(400, #"{"error":"bad_name","message":"an image name is 1 to 64 of a-z, 0-9, ., _ and -, ending in .png, .jpg, .webp or .svg"}"#)
         }
         if let refusal = adminRefusal(for: board, request: request) { return refusal }
+        if !core.holds(board: board), let refusal = core.admits(board: board) { return json(refusal.status, "{\"error\":\"unavailable\",\"message\":" + Self.quoted(refusal.message) + "}") }
+        return nil
+    }
+
+    private func store(_ body: [UInt8], as name: String, in board: BoardAddress, request: RequestHead, exchange: UInt64) -> HTTPResponse? {
+        if let refusal = refuseUpload(name, to: board, request: request) { return refusal }
+        guard let declared = BanchanShop.imageType(of: name) else { return json(400, #"{"error":"bad_name","message":"no image type"}"#) }
         guard !body.isEmpty, ShopImages.type(of: body) == declared else {
             return json(415, "{\"error\":\"wrong_type\",\"message\":" + Self.quoted("the bytes are not \(declared), as the name's ending says") + "}")
         }
         let digest = ShopImages.digest(of: body)
+        // A name the shop already holds is answered without storing anything again.
+        if let named = heldOrStored(board)?.image(named: name) {
+            guard named.digest == digest else {
+                return json(409, "{\"error\":\"image_exists\",\"message\":" + Self.quoted("an image \"\(name)\" exists with other bytes; choose another name") + "}")
+            }
+            return json(200, "{\"name\":" + Self.quoted(name) + ",\"etag\":" + Self.quoted("\"sha256-\(digest.prefix(32))\"") + "}")
+        }
         do {
             try putImageBytes(board, digest: digest, type: declared, bytes: body)
         } catch {
@@ -269,12 +291,25 @@ extension HubServer {
         return json(answer.status, answer.json)
     }
 
-    /// The board as this hub holds it, or read from the store (the shell's
-    /// join read: on the service thread, bounded by `--redis-timeout` in a cluster).
+    /// The board as this hub holds it, else read from the store and held
+    /// like a board whose last member left (followed in a cluster, let go
+    /// after `--evict-after-seconds`), so the next request finds it in
+    /// memory. The read is the shell's join read: on the service thread,
+    /// bounded by `--redis-timeout` in a cluster. Nil when it cannot be read
+    /// or the hub holds its limit of boards.
     private func heldOrStored(_ board: BoardAddress) -> BoardRoom? {
         if let room = core.boards[board.key] { return room }
-        guard let stored = storedBoardIfNotHeld(board) else { return nil }
-        return core.detachedRoom(board, stored: stored)
+        guard core.admits(board: board) == nil, let stored = storedBoardIfNotHeld(board) else { return nil }
+        core.now = WebSocketServer.nowNanos()
+        var actions: [HubAction] = []
+        if let failure = core.hold(board, stored: stored, actions: &actions) {
+            logger.error("cannot hold a shop", metadata: ["board": "\(board)", "reason": "\(failure.reason)"])
+            return nil
+        }
+        carryOut(actions)
+        core.boards[board.key]?.emptySince = core.now
+        followHeld(board)
+        return core.boards[board.key]
     }
 
     /// What the store holds of `board` when this hub does not hold it

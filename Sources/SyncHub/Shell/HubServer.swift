@@ -275,6 +275,14 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     /// A shop's image may be 1 MiB (P4); nothing else takes a body.
     var maxRequestBodyBytes: Int { ShopImages.maxBytes }
 
+    func admitBody(of request: RequestHead) -> HTTPResponse? {
+        if let refusal = gate.refuseQueryToken(request) { return .text(refusal.status, refusal.message) }
+        guard let route = ShopRoute(path: request.path), route.rest[0] == "images", request.method == "PUT" else {
+            return .text(405, "only a shop's images are stored, with PUT /shop/NAME/images/FILE")
+        }
+        return refuseUpload(String(route.rest[1]), to: route.board, request: request)
+    }
+
     func respond(to request: RequestHead, body: [UInt8], exchange: UInt64) -> HTTPResponse? {
         if let refusal = gate.refuseQueryToken(request) {
             return HTTPResponse(status: refusal.status, contentType: "text/plain", body: Array((refusal.message + "\n").utf8))
