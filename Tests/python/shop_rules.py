@@ -271,12 +271,12 @@ class Shop:
             return {"type": "rejected", "code": "unknown_dish"}
         now = {**copy.deepcopy(d), "section": sid}
         after = {**now, **copy.deepcopy(sets)}
-        bad = self.fault_of(after, tuple(sets))
-        if bad:                      # a bad value is answered before a stale `from` (as built)
-            return {"type": "rejected", "code": "bad_field", "field": bad}
         stale = {k: now[k] for k in sets if seen[k] != now[k]}
-        if stale:                                             # P9: the stale fields as they are now
+        if stale:                    # P9: what the editor saw first: the stale fields as they are now
             return {"type": "rejected", "code": "stale", "current": stale}
+        bad = self.fault_of(after, tuple(sets))
+        if bad:
+            return {"type": "rejected", "code": "bad_field", "field": bad}
         new_section = after.pop("section")
         if new_section != sid:
             self.sections[sid].remove(d)

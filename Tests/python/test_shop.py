@@ -1247,7 +1247,12 @@ def test_p11_in_a_cluster_every_hub_serves_the_same_shop(redis_server, make_clus
     # An image stored through A is served by B, and B's dishes can show it.
     photo = PNG + b"cluster"
     assert put_image(A.port, board, "shared.png", photo).status == 201
+    # B serves the name once its follower has applied A's entry: waited for, with a deadline.
+    deadline = time.time() + 10
     got = get_image(B.port, board, "shared.png")
+    while got.status == 404 and time.time() < deadline:
+        time.sleep(0.02)
+        got = get_image(B.port, board, "shared.png")
     assert got.status == 200 and got.body == photo and got.headers["etag"] == etag_of(photo), got
     assert put_image(B.port, board, "shared.png", photo + b"x").status == 409
     model.images.add("shared.png")

@@ -408,8 +408,11 @@
       || (file.name.toLowerCase().match(/\.(png|jpg|webp|svg)$/) || [])[1];
     if (!ext) { $('e-image-status').textContent = 'PNG, JPG, WebP, SVG만 올릴 수 있습니다'; return; }
     if (file.size > 1 << 20) { $('e-image-status').textContent = '1 MiB가 넘습니다'; return; }
-    const stem = file.name.toLowerCase().replace(/\.[a-z]+$/, '').replace(/[^a-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'photo';
-    const name = `${editing.id}-${stem}-${Date.now().toString(36)}.${ext}`.slice(0, 64);
+    // P4: at most 64 characters: the stem is cut, never the ending.
+    const stamp = `-${Date.now().toString(36)}.${ext}`;
+    const room = Math.max(1, 64 - stamp.length - editing.id.length - 1);
+    const stem = file.name.toLowerCase().replace(/\.[a-z]+$/, '').replace(/[^a-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, room) || 'photo';
+    const name = `${editing.id.slice(0, 64 - stamp.length - stem.length - 1)}-${stem}${stamp}`;
     const headers = {};
     const token = SyncLink.takeFragmentToken();
     if (token) headers.Authorization = `Bearer ${token}`;

@@ -15,6 +15,14 @@ extension BanchanShop {
             lastSection = dish.section.order
         }
         if state.dishes.count > dishesMax { problems.append("\(state.dishes.count) dishes, more than \(dishesMax)") }
+        let samples = Set(SampleCatalog.imageNames)
+        for (name, image) in state.images {
+            if image.digest.isEmpty {
+                if !samples.contains(name) { problems.append("image \(name) has no bytes and is not the sample's") }
+            } else if let problem = DishRules.imageProblem(name: name, image: image) {
+                problems.append("image \(name): \(problem.message)")
+            }
+        }
         if state.storedImages > imagesMax { problems.append("\(state.storedImages) images, more than \(imagesMax)") }
         if state.orders.count > ordersKept { problems.append("\(state.orders.count) orders kept, more than \(ordersKept)") }
         for order in state.orders {

@@ -85,6 +85,11 @@ public enum BanchanShop: BoardKind {
         case let .setStock(id, to, from): change = .setStock(id, to: to, from: from)
         case let .addImage(name, image): change = .addImage(name: name, image)
         }
+        // An order is checked without copying the state (its orders can be thousands).
+        if case let .order(lines) = change {
+            if let refusal = orderRefusal(lines, in: state) { throw refusal }
+            return change
+        }
         var probe = state
         switch apply(change, id: "", by: author, to: &probe) {
         case .applied: return change
@@ -147,7 +152,21 @@ public enum BanchanShop: BoardKind {
 
     /// P6, PC1-PC3: all lines or none, each checked against the dish as it is here.
     static func placeOrder(_ lines: [OrderLine], id: String, by author: String, in state: inout State) -> Outcome<ShopRefusal> {
-        if let problem = DishRules.problem(with: lines) { return .refused(problem) }
+        if let refusal = orderRefusal(lines, in: state) { return .refused(refusal) }
+        for line in lines {
+            guard let index = state.index(of: line.dish) else { continue }
+            state.dishes[index].stock -= line.quantity
+            let (sold, overflow) = state.dishes[index].sold.addingReportingOverflow(line.quantity)
+            state.dishes[index].sold = overflow ? .max : sold  // only a crafted checkpoint comes near
+        }
+        state.orders.append(PlacedOrder(id: id, who: author, lines: lines, total: total(of: lines)))
+        if state.orders.count > ordersKept { state.orders.removeFirst(state.orders.count - ordersKept) }
+        return .applied
+    }
+
+    /// Why `lines` cannot be taken from `state`, or nil (P6: shape, then each line's first fault).
+    static func orderRefusal(_ lines: [OrderLine], in state: State) -> ShopRefusal? {
+        if let problem = DishRules.problem(with: lines) { return problem }
         var wanted: [String: Int] = [:]
         for line in lines { wanted[line.dish, default: 0] += line.quantity }
         var problems: [LineProblem] = []
@@ -166,16 +185,7 @@ public enum BanchanShop: BoardKind {
                 problems.append(LineProblem(index: index, code: "price_changed", price: dish.price))
             }
         }
-        guard problems.isEmpty else { return .refused(.order(problems)) }
-        for line in lines {
-            guard let index = state.index(of: line.dish) else { continue }
-            state.dishes[index].stock -= line.quantity
-            let (sold, overflow) = state.dishes[index].sold.addingReportingOverflow(line.quantity)
-            state.dishes[index].sold = overflow ? .max : sold  // only a crafted checkpoint comes near
-        }
-        state.orders.append(PlacedOrder(id: id, who: author, lines: lines, total: total(of: lines)))
-        if state.orders.count > ordersKept { state.orders.removeFirst(state.orders.count - ordersKept) }
-        return .applied
+        return problems.isEmpty ? nil : .order(problems)
     }
 
     /// P6: the sum of price x quantity (both bounded by P2 and P6, so it cannot overflow).
@@ -184,7 +194,11 @@ public enum BanchanShop: BoardKind {
     /// P8, P9, PC5: each field over the value its editor saw; fields not named stay.
     static func edit(_ id: String, set: [FieldValue], from: [FieldValue], in state: inout State) -> Outcome<ShopRefusal> {
         guard let index = state.index(of: id) else { return .refused(.unknownDish(id)) }
-        var dish = state.dishes[index]
+        // What the editor saw first (P9): a stale edit is stale, whatever its values.
+        let current = state.dishes[index]
+        let stale = from.filter { current.value(of: $0.field) != $0.value }
+        guard stale.isEmpty else { return .refused(.stale(stale.map { FieldValue($0.field, current.value(of: $0.field)) })) }
+        var dish = current
         for change in set {
             guard dish.set(change.field, to: change.value) else {
                 let why = change.field == .section ? "a section is main, soup or side" : "has the wrong type"
@@ -192,9 +206,6 @@ public enum BanchanShop: BoardKind {
             }
         }
         if let problem = DishRules.problem(with: dish, images: state.images, blaming: set.map(\.field)) { return .refused(problem) }
-        let current = state.dishes[index]
-        let stale = from.filter { current.value(of: $0.field) != $0.value }
-        guard stale.isEmpty else { return .refused(.stale(stale.map { FieldValue($0.field, current.value(of: $0.field)) })) }
         if dish == current { return .unchanged }
         if dish.section != current.section {
             state.dishes.remove(at: index)
