@@ -19,6 +19,7 @@ from websockets.exceptions import ConnectionClosed
 
 from auth_tokens import AuthHub, claims, mint, secret_file, synchub_token
 from cluster_support import make_cluster_hub, make_redis, redis_server  # noqa: F401 - fixtures
+from hubprocess import Hub
 from kind_client import KindClient, race
 import shop_rules as R
 
@@ -1264,3 +1265,49 @@ def test_p11_in_a_cluster_every_hub_serves_the_same_shop(redis_server, make_clus
         assert r.status == 200 and r.json()["version"] >= e["version"] and r.json()["thumb"] == "shared.png", r
     assert ana.my_orders() == model.my_orders("ana")
     assert clients(board, "ana", on=B).my_orders() == model.my_orders("ana")
+
+
+# ---------------------------------------------------------------- what a shop keeps to itself
+
+
+def test_p7_a_shop_takes_no_replica_clients(clients):
+    """A replica client would receive every operation and checkpoint, so every
+    customer's orders: a shop answers `hello` with `thin_only` and keeps
+    serving the connection as a thin one."""
+    c = clients("p7-thin", "ana")
+    c.send({"type": "hello", "replica": 12345, "name": "ana"})
+    got = c.recv()
+    while got["type"] != "error":
+        got = c.recv()
+    assert got["code"] == "thin_only" and "hello" in got["message"], got
+    # The same connection still orders as a thin client.
+    a = c.ask(order(line("jeyuk", 1, 8900)))
+    assert a["type"] == "ack" and a["total"] == 8900, a
+
+
+def test_p6_a_keyed_refusal_is_answered_again_with_its_lines_after_a_restart(tmp_path):
+    """K6 with P6's fields: a refused order resent under its key gets its
+    first answer again, `lines` included, also from the store after a
+    restart (the refusal's fields are kept with the key)."""
+    data = str(tmp_path / "data")
+    hub = Hub(data=data)
+    try:
+        c = Client(hub, "p6-keyed", "ana")
+        frame = order(line("bulgogi", 1, 10900), line("jeyuk", 99, 8900), key="k-refused")
+        first = c.ask(frame)
+        assert first["type"] == "rejected" and first["code"] == "sold_out", first
+        assert first["lines"] == [{"index": 0, "code": "sold_out"}, {"index": 1, "code": "not_enough_stock", "available": 20}], first
+        again = c.ask(frame)
+        assert {k: v for k, v in again.items() if k != "ref"} == {k: v for k, v in first.items() if k != "ref"}, (first, again)
+        c.close()
+        hub.proc.send_signal(signal.SIGKILL)
+        hub.proc.wait(10)
+        hub = Hub(data=data)
+        # A fresh hub's memory has no keys: the answer comes from the store.
+        c = Client(hub, "p6-keyed", "ana")
+        later = c.ask(frame)
+        assert {k: v for k, v in later.items() if k != "ref"} == {k: v for k, v in first.items() if k != "ref"}, (first, later)
+        assert c.first["sections"][0]["dishes"][1]["stock"] == 20, "nothing was taken"
+        c.close()
+    finally:
+        hub.stop()
