@@ -81,6 +81,8 @@ let package = Package(
             path: "Benchmarks/RawBroadcaster",
             linkerSettings: [.linkedLibrary("websockets")]
         ),
+        // A lean load tool for fan-out figures: plain sockets and epoll (BENCHMARKS.md, figure 3).
+        .executableTarget(name: "fanout-reader", path: "Benchmarks/FanoutReader"),
 
         .testTarget(name: "BoardCRDTTests", dependencies: ["BoardCRDT"]),
         .testTarget(name: "SyncHubTests", dependencies: [
