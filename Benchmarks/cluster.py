@@ -424,6 +424,47 @@ def figure3(results):
               f"({min(per):.2f}-{max(per):.2f})", flush=True)
 
 
+def figure3r(results):
+    """Figure 3 again with the lean reader (fanout-reader: plain sockets, one
+    epoll loop) in place of `syncclient bench`, which costs the machine about
+    as much as one hub at this load."""
+    n = ARGS.scale_clients
+    print(f"\n### 3r. {n:,} clients on one board, 10 changes/s, read by fanout-reader ({ARGS.scale_reps} repetitions)\n", flush=True)
+    big = ["--max-clients-per-board", 200000]
+    configs = [("1 hub --in-memory", dict(hubs=1, kind="memory", extra=big)),
+               ("1 hub on Redis", dict(hubs=1, extra=big)),
+               ("2 hubs on Redis, --reuse-port", dict(hubs=2, reuse_port=True, extra=big))]
+    res = {label: [] for label, _ in configs}
+    for rep in range(ARGS.scale_reps):
+        for label, kw in rotated(configs, rep):
+            setup = Setup(**kw)
+            try:
+                cmd = [str(ARGS.bin / "fanout-reader"), "--port", str(setup.hubs[0].port), "--board", f"fanout-{rep}",
+                       "--clients", str(n), "--senders", "10", "--rate", "10", "--duration", str(max(ARGS.seconds, 10)),
+                       "--warmup", "1", "--connect-rate", "5000", *[a for h in setup.hubs for a in ("--pid", str(h.pid))]]
+                out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+                r = json.loads(out.stdout.strip().splitlines()[-1])
+            finally:
+                setup.stop()
+            res[label].append(r)
+            print(f"  rep {rep + 1} {label}: p99 every {r['visibilityAtEveryClientMillis']['p99']} ms, "
+                  f"changes {r['changesMeasured']} (not seen by all {r['changesNotSeenByEveryClient']}), "
+                  f"hub CPU {r['hubCPUPercent']:.0f} %, reader CPU {r['readerCPUPercent']:.0f} %", flush=True)
+    results["scaleLeanReader"] = res
+    base = res["1 hub --in-memory"]
+    row("configuration", "p50 ms", "p99 ms at every client", "p99 / one hub in memory", "max ms", "hub CPU % (sum)",
+        "reader CPU %", "connected", "changes measured")
+    row(*["---"] * 9)
+    for label, _ in configs:
+        rs = res[label]
+        row(label, fmt(med(rs, ("visibilityAtEveryClientMillis", "p50")), 1),
+            fmt(med(rs, ("visibilityAtEveryClientMillis", "p99")), 1),
+            fmt(ratio(rs, base, ("visibilityAtEveryClientMillis", "p99"))),
+            fmt(med(rs, ("visibilityAtEveryClientMillis", "max")), 1), fmt(med(rs, ("hubCPUPercent",)), 0),
+            fmt(med(rs, ("readerCPUPercent",)), 0), f"{min(r['connected'] for r in rs):,}",
+            f"{min(r['changesMeasured'] for r in rs)}")
+
+
 def figure4(results):
     print("\n### 4. Memory\n", flush=True)
     out = {}
@@ -534,15 +575,15 @@ def main():
     p.add_argument("--scale-clients", type=int, default=10000)
     p.add_argument("--read-batch-micros", type=int, default=2000,
                    help="figure 3: the tool's pause before it waits for sockets again (0: read every frame at once)")
-    p.add_argument("--only", default="1,2,3,4")
+    p.add_argument("--only", default="1,2,3,3r,4")
     p.add_argument("--out", type=pathlib.Path, default=ROOT / "Benchmarks" / "results" / "cluster-latest.json")
     ARGS = p.parse_args()
     run = {"machine": machine(), "args": {k: str(v) for k, v in vars(ARGS).items()},
            "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
     # A partial run (--only) replaces its figures in an existing results file and keeps the others.
-    results = json.loads(ARGS.out.read_text()) if ARGS.only != "1,2,3,4" and ARGS.out.exists() else {}
+    results = json.loads(ARGS.out.read_text()) if ARGS.only != "1,2,3,3r,4" and ARGS.out.exists() else {}
     results.setdefault("runs", []).append(run)
-    steps = {"1": figure1, "2": figure2, "3": figure3, "4": figure4}
+    steps = {"1": figure1, "2": figure2, "3": figure3, "3r": figure3r, "4": figure4}
     try:
         for k in ARGS.only.split(","):
             steps[k](results)

@@ -209,7 +209,8 @@ int main(int argc, char **argv) {
         for (int e = 0; e < ready; e++) {
             client_t *k = &c[events[e].data.u32];
             for (;;) {
-                ssize_t got = recv(k->fd, k->buf + k->have, BUFFER - k->have, 0);
+                size_t room = BUFFER - k->have;
+                ssize_t got = recv(k->fd, k->buf + k->have, room, 0);
                 if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
                     epoll_ctl(ep, EPOLL_CTL_DEL, k->fd, NULL);
                     close(k->fd);
@@ -265,6 +266,8 @@ int main(int argc, char **argv) {
                 }
                 memmove(k->buf, k->buf + at, k->have - at);
                 k->have -= at;
+                /* Less than the room asked for: the socket is drained (epoll says when more comes). */
+                if ((size_t)got < room) break;
             }
         }
     }
