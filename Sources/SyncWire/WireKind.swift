@@ -76,6 +76,10 @@ public protocol WireKind: BoardKind {
     /// kind. A replica receives every operation and checkpoint, so a kind
     /// that shows something only to its owner (the shop's orders) says no.
     static var takesReplicaClients: Bool { get }
+    /// The board's state read back from a `state` frame, for a thin client
+    /// that shows it (the terminal's view of a shop), or nil when the kind
+    /// cannot be followed that way.
+    static func state(fromFrame frame: Data) -> State?
 }
 
 extension WireKind {
@@ -95,6 +99,7 @@ extension WireKind {
     public static func read(path: [Substring], in state: State, version: UInt64) -> (status: UInt32, json: String)? { nil }
     public static func image(named name: String, in state: State) -> (type: String, digest: String)? { nil }
     public static var takesReplicaClients: Bool { true }
+    public static func state(fromFrame frame: Data) -> State? { nil }
 
     /// The kind's own members of a `state` frame as JSON text:
     /// `"order":["F","A"]`.

@@ -8,7 +8,7 @@ import WebSocketLoop
 final class WatchSession<Screen: KindScreen>: ClientDelegate, @unchecked Sendable {
     // Sendable: confined to the client loop's thread; other threads post to it.
     private let client: WebSocketClient
-    private let link: ReplicaLink<Screen.Kind>
+    private let link: any WatchLink<Screen.Kind>
     private let boardName: String
     private let interactive: Bool
     private let terminal = Terminal()
@@ -28,7 +28,9 @@ final class WatchSession<Screen: KindScreen>: ClientDelegate, @unchecked Sendabl
     init(url: WebSocketURL, boardName: String, name: String?, interactive: Bool,
          access: HubAccess = HubAccess.chosen.withLock { $0 }) {
         client = WebSocketClient(fdLimit: 64, tls: access.tls)
-        link = ReplicaLink(client: client, url: url, name: name, access: access)
+        // A kind that takes no replica clients (a shop) is followed as the pages follow it.
+        link = Screen.Kind.takesReplicaClients ? ReplicaLink(client: client, url: url, name: name, access: access)
+                                               : ThinLink(client: client, url: url, name: name, access: access)
         self.boardName = boardName
         self.interactive = interactive
         let size = Terminal.size()

@@ -11,7 +11,7 @@ protocol WatchedKind: WireKind {
 
 /// The one table of kinds the terminal client knows: adding a kind is one line here.
 enum WatchedKinds {
-    static let all: [any WatchedKind.Type] = [LetterBoard.self, SetTable.self, FruitStock.self, TodoList.self]
+    static let all: [any WatchedKind.Type] = [LetterBoard.self, SetTable.self, FruitStock.self, TodoList.self, BanchanShop.self]
 
     /// The kind of a board path `/SEGMENT/NAME` (NAME non-empty).
     static func kind(ofPath path: String) -> (any WatchedKind.Type)? {

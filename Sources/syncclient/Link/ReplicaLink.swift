@@ -23,6 +23,9 @@ struct LinkSnapshot<Kind: WireKind>: Equatable, Sendable {
     /// How many refusals the session has shown: a refusal equal to the last
     /// one (the same change refused again) is still a new one to show.
     var refusals: UInt64 = 0
+    /// Thin links: the messages of own intents acknowledged since the
+    /// previous snapshot (a shop's "주문이 완료되었습니다"), each once.
+    var answers: [String] = []
 }
 
 /// The shell of a `ReplicaSession` on one WebSocket: connects, reconnects

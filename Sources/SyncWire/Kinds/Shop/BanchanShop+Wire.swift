@@ -255,6 +255,43 @@ extension BanchanShop: WireKind {
         state.images[name].map { ($0.type, $0.digest) }
     }
 
+    /// A shop as its `state` frame shows it (sections of dishes; the images
+    /// its dishes name; no orders: they are their owners' alone, P7).
+    public static func state(fromFrame frame: Data) -> State? {
+        struct Frame: Decodable {
+            struct Section: Decodable {
+                var id: String
+                var dishes: [FrameDish]
+            }
+            var sections: [Section]
+        }
+        struct FrameDish: Decodable {
+            var id: String
+            var title: String
+            var description: String
+            var price: Int
+            var original_price: Int?
+            var badges: [String]
+            var thumb: String?
+            var images: [String]
+            var detail_images: [String]
+            var stock: Int
+            var available: Bool
+            var sold: Int
+        }
+        guard let read = try? JSONDecoder().decode(Frame.self, from: frame) else { return nil }
+        var state = State()
+        for section in read.sections {
+            guard let kind = ShopSection(rawValue: section.id) else { return nil }
+            for d in section.dishes {
+                state.dishes.append(Dish(id: d.id, section: kind, title: d.title, description: d.description, price: d.price,
+                                         originalPrice: d.original_price, badges: d.badges, thumb: d.thumb, images: d.images,
+                                         detailImages: d.detail_images, stock: d.stock, available: d.available, sold: d.sold))
+            }
+        }
+        return state
+    }
+
     public static func summary(of change: Change) -> String {
         switch change {
         case .order: "your order"

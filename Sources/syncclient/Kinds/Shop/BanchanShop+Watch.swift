@@ -1,0 +1,23 @@
+import BoardCRDT
+import Foundation
+import WebSocketLoop
+
+extension BanchanShop: WatchedKind {
+    static func watch(url: WebSocketURL, boardName: String, name: String?, interactive: Bool) {
+        WatchSession<ShopController>(url: url, boardName: boardName, name: name, interactive: interactive).run()
+    }
+}
+
+extension ShopController: KindScreen {
+    typealias Kind = BanchanShop
+
+    /// Piped: one line per change of what is on sale, e.g.
+    /// `demo v3: galbijjim 12900 x7, jeyuk 8900 x20, ... | ordered: 주문이 완료되었습니다`.
+    static func transcriptLine(boardName: String, snapshot: LinkSnapshot<BanchanShop>, previous: LinkSnapshot<BanchanShop>?) -> String? {
+        guard previous == nil || previous?.board != snapshot.board || !snapshot.answers.isEmpty else { return nil }
+        let dishes = snapshot.board.dishes.map { "\($0.id) \($0.price) x\($0.stock)\($0.available ? "" : " off")" }.joined(separator: ", ")
+        var line = "\(boardName) v\(snapshot.version): \(dishes)"
+        if let answer = snapshot.answers.last { line += " | \(answer)" }
+        return line
+    }
+}

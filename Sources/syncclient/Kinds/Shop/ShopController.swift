@@ -1,0 +1,181 @@
+import BoardCRDT
+import SyncWire
+
+typealias ShopAction = ScreenAction<BanchanShop.Intent>
+
+/// The shop in a terminal (docs/rules/shop.md PV8) as a state machine: the
+/// link's snapshots, keys, clicks and resizes in; intents, redraws and quit
+/// out. No I/O: tests drive it without a terminal.
+///
+/// The list shows the three sections and their dishes; Up/Down (j/k) move,
+/// Enter on a header shows how many dishes it has, Enter on a dish opens its
+/// detail; there + and - set the quantity, o orders it at the price shown
+/// (the hub refuses a price that changed meanwhile and says the new one),
+/// Esc or Backspace goes back to the list where it was; q quits.
+struct ShopController: Sendable {
+    enum Row: Equatable, Sendable {
+        case section(ShopSection)
+        case dish(String)
+    }
+
+    enum Page: Equatable, Sendable {
+        case list
+        case detail(String)
+    }
+
+    let boardName: String
+    let me: String?
+    private(set) var width: Int
+    private(set) var height: Int
+    var shop = BanchanShop.State()
+    var version: UInt64 = 0
+    var connection: ConnectionState = .connecting
+    var clients = 0
+    var page = Page.list
+    /// The row the cursor is on in the list, and the first row shown.
+    var cursor = 0
+    var top = 0
+    var quantity = 1
+    /// The status line: what happened last (an answer, a refusal, a count).
+    var message: String?
+    var messageIsRefusal = false
+
+    init(boardName: String, name: String?, width: Int, height: Int) {
+        self.boardName = boardName
+        me = name
+        self.width = width
+        self.height = height
+    }
+
+    /// The list's rows: each section's header, then its dishes (P1).
+    var rows: [Row] {
+        ShopSection.allCases.flatMap { section in [Row.section(section)] + shop.dishes(in: section).map { .dish($0.id) } }
+    }
+
+    var isAnimating: Bool { false }
+
+    mutating func react(to event: ScreenEvent<BanchanShop>) -> [ShopAction] {
+        switch event {
+        case let .snapshot(snapshot, previous):
+            shop = snapshot.board
+            version = snapshot.version
+            connection = snapshot.state
+            clients = snapshot.clients
+            if let answer = snapshot.answers.last {
+                message = answer
+                messageIsRefusal = false
+                if case .detail = page { page = .list }          // PV5: success returns to the list
+            }
+            if let refusal = snapshot.refusal, snapshot.refusals != previous?.refusals {
+                message = refusal
+                messageIsRefusal = true
+            }
+            cursor = min(cursor, max(0, rows.count - 1))
+            return [.redraw]
+        case let .input(.key(key)):
+            return handle(key)
+        case let .input(.mouse(mouse)):
+            return handle(mouse)
+        case let .resize(newWidth, newHeight):
+            width = newWidth
+            height = newHeight
+            return [.redraw]
+        case .tick:
+            return []
+        }
+    }
+
+    private mutating func handle(_ key: Key) -> [ShopAction] {
+        switch key {
+        case .character("q"), .control("c"), .control("d"): return [.quit]
+        default: break
+        }
+        switch page {
+        case .list: return handleList(key)
+        case let .detail(id): return handleDetail(key, id)
+        }
+    }
+
+    private mutating func handleList(_ key: Key) -> [ShopAction] {
+        let count = rows.count
+        guard count > 0 else { return [] }
+        switch key {
+        case .down, .character("j"), .tab: cursor = min(count - 1, cursor + 1)
+        case .up, .character("k"), .backTab: cursor = max(0, cursor - 1)
+        case .home: cursor = 0
+        case .end: cursor = count - 1
+        case .pageDown: cursor = min(count - 1, cursor + max(1, height - 4))
+        case .pageUp: cursor = max(0, cursor - max(1, height - 4))
+        case .enter, .character(" "): return open(rows[cursor])
+        case .escape: return [.quit]
+        default: return []
+        }
+        return [.redraw]
+    }
+
+    /// Enter on a row: a header's count (PV1's toast), a dish's detail (PV4).
+    private mutating func open(_ row: Row) -> [ShopAction] {
+        switch row {
+        case let .section(section):
+            message = "\(section.title): \(shop.dishes(in: section).count) items"
+            messageIsRefusal = false
+        case let .dish(id):
+            page = .detail(id)
+            quantity = 1
+            message = nil
+        }
+        return [.redraw]
+    }
+
+    private mutating func handleDetail(_ key: Key, _ id: String) -> [ShopAction] {
+        switch key {
+        case .escape, .backspace, .left, .character("b"):
+            page = .list
+            return [.redraw]
+        case .character("+"), .character("="), .up, .right:
+            quantity = min(BanchanShop.quantityRange.upperBound, quantity + 1)
+        case .character("-"), .down:
+            quantity = max(1, quantity - 1)
+        case .character("o"), .enter:
+            guard let dish = shop.dish(id), dish.available, dish.stock > 0 else {
+                message = shop.dish(id) == nil ? "this dish was taken off the shop" : "this dish cannot be ordered now"
+                messageIsRefusal = true
+                return [.redraw]
+            }
+            message = "ordering \(quantity) x \(dish.title)…"
+            messageIsRefusal = false
+            return [.send(.order([OrderLine(dish: id, quantity: quantity, price: dish.price)])), .redraw]
+        default:
+            return []
+        }
+        return [.redraw]
+    }
+
+    private mutating func handle(_ mouse: MouseEvent) -> [ShopAction] {
+        guard mouse.action == .press else { return [] }
+        switch mouse.button {
+        case .wheelDown: return handleList(.down)
+        case .wheelUp: return handleList(.up)
+        case .left:
+            if case .detail = page { return mouse.y == 0 ? handleDetail(.escape, "") : [] }
+            let index = top + mouse.y - ShopScreen.listTop
+            guard mouse.y >= ShopScreen.listTop, index >= 0, index < rows.count else { return [] }
+            cursor = index
+            return open(rows[index])
+        default: return []
+        }
+    }
+
+    /// Keeps the cursor's row on screen.
+    mutating func scrollToCursor(visibleRows: Int) {
+        if cursor < top { top = cursor }
+        if cursor >= top + visibleRows { top = cursor - visibleRows + 1 }
+        top = max(0, min(top, max(0, rows.count - visibleRows)))
+    }
+
+    func render(colour: ColourMode) -> [String] {
+        var copy = self
+        copy.scrollToCursor(visibleRows: max(1, height - ShopScreen.listTop - 1))
+        return ShopScreen.render(copy, colour: colour)
+    }
+}
