@@ -49,6 +49,21 @@ import Testing
         #expect(next.delivery(to: 1, holding: next.generation, stateWaiting: false) == .nothing)
     }
 
+    /// One leaves as another comes in the same turn: the board's clients
+    /// and names are as they were, so the publish looks unchanged to everyone
+    /// else, and the newcomer still gets its first state (seen as a hang of
+    /// `bench --connect-only` under churn: upgraded, never a state).
+    @Test func aNewcomerGetsTheWholeStateWhenSomeoneLeftInTheSameTurn() throws {
+        var hub = HubCoreHarness()
+        hub.join(1)
+        hub.join(2)
+        _ = hub.core.publishChanged()
+        _ = hub.core.handle(.left(connection: 2))
+        hub.join(3)
+        let publish = try #require(Self.publishes(hub.core.publishChanged()).first)
+        #expect(publish.stateTo == [3], "the newcomer, and only it: the others hold this state already")
+    }
+
     @Test func aPublishThatChangesNothingForPatchesSendsNoPatch() throws {
         var hub = Self.board()
         let first = try #require(Self.publishes(hub.core.publishChanged()).first)

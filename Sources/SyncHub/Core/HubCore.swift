@@ -234,6 +234,10 @@ struct HubCore {
             messages: RateLimiter(rate: limits.messagesPerSecond, burst: limits.messageBurst, now: now),
             badFrames: RateLimiter(rate: limits.badFramesPerSecond, burst: limits.badFrameBurst, now: now))
         boards[board]?.emptySince = nil
+        // A newcomer gets the whole state with the next publish, also when
+        // that publish looks unchanged to everyone else (one left as it came:
+        // the same count and names).
+        boards[board]?.wholeStateDue.insert(connection)
         markForPublish(boards[board])
         boardOf[connection] = board
         if opens { boards[board]?.open(core: &self) }
