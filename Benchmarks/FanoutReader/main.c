@@ -89,7 +89,7 @@ static uint64_t parse_number(const unsigned char *p, const unsigned char *end) {
 static void send_frame(int fd, int opcode, const char *payload, size_t length) {
     unsigned char frame[256];
     size_t at = 0;
-    if (length > 200) return;
+    if (length > 125) return;   /* control frames and our intents are short: one length byte */
     frame[at++] = (unsigned char)(0x80 | opcode);
     frame[at++] = (unsigned char)(0x80 | length);
     frame[at++] = 0; frame[at++] = 0; frame[at++] = 0; frame[at++] = 0;
@@ -121,8 +121,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--pid") && npids < 16) pids[npids++] = atoi(argv[i + 1]);
         else { fprintf(stderr, "fanout-reader: unknown option %s\n", argv[i]); return 2; }
     }
-    if (port <= 0 || clients < 1 || senders < 1 || senders > clients || rate <= 0) {
-        fprintf(stderr, "fanout-reader: give --port, and --clients >= --senders >= 1, --rate > 0\n");
+    if (port <= 0 || clients < 1 || senders < 1 || senders > clients || rate <= 0 || connect_rate <= 0 || duration <= 0) {
+        fprintf(stderr, "fanout-reader: give --port, and --clients >= --senders >= 1, --rate, --connect-rate and --duration > 0\n");
         return 2;
     }
     client_t *c = calloc((size_t)clients, sizeof *c);
@@ -133,7 +133,7 @@ int main(int argc, char **argv) {
     if (!c || !sent_at || !last_seen || !seen_by || !ref_sent) { fprintf(stderr, "fanout-reader: out of memory\n"); return 2; }
     int ep = epoll_create1(0);
     struct sockaddr_in address = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-    inet_pton(AF_INET, host, &address.sin_addr);
+    if (inet_pton(AF_INET, host, &address.sin_addr) != 1) { fprintf(stderr, "fanout-reader: --host must be an IPv4 address\n"); return 2; }
     char request[512];
     int request_length = snprintf(request, sizeof request,
         "GET /boards/%s HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -165,6 +165,7 @@ int main(int argc, char **argv) {
     }
 
     uint64_t began = now_ns(), measure_from = 0, measure_until = 0, stop_at = 0, next_send = 0, refs = 0;
+    uint64_t sent_in_window = 0, acked_in_window = 0, refused_in_window = 0, duplicate_versions = 0;
     uint64_t cpu_from_frames = 0;
     double cpu_self0 = 0, cpu_hubs0 = 0, cpu_self1 = 0, cpu_hubs1 = 0;
     int sender = 0, select_next = 1;
@@ -202,16 +203,18 @@ int main(int argc, char **argv) {
                              select_next ? "select" : "deselect", (unsigned long long)refs);
             select_next = !select_next;
             if (refs < (1 << 20)) ref_sent[refs] = now;
+            if (now >= measure_from) sent_in_window++;
             send_frame(s->fd, 0x1, intent, (size_t)n);
         }
         int ready = epoll_wait(ep, events, 512, 1);
-        now = now_ns();
         for (int e = 0; e < ready; e++) {
             client_t *k = &c[events[e].data.u32];
+            now = now_ns();   /* per socket: a batch of 512 takes milliseconds to read */
             for (;;) {
                 size_t room = BUFFER - k->have;
                 ssize_t got = recv(k->fd, k->buf + k->have, room, 0);
                 if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+                    if (k->upgraded == 0) failures++;   /* closed before its upgrade: it will never count */
                     epoll_ctl(ep, EPOLL_CTL_DEL, k->fd, NULL);
                     close(k->fd);
                     k->fd = -1;
@@ -223,7 +226,14 @@ int main(int argc, char **argv) {
                 if (!k->upgraded) {
                     unsigned char *end = memmem(k->buf, k->have, "\r\n\r\n", 4);
                     if (!end) { if (k->have == BUFFER) k->have = 0; break; }
-                    if (memcmp(k->buf, "HTTP/1.1 101", 12) != 0) { failures++; k->upgraded = -1; break; }
+                    if (memcmp(k->buf, "HTTP/1.1 101", 12) != 0) {
+                        failures++;
+                        epoll_ctl(ep, EPOLL_CTL_DEL, k->fd, NULL);
+                        close(k->fd);
+                        k->fd = -1;
+                        k->upgraded = -1;
+                        break;
+                    }
                     k->upgraded = 1;
                     upgraded++;
                     at = (size_t)(end - k->buf) + 4;
@@ -240,7 +250,14 @@ int main(int argc, char **argv) {
                         for (int b = 0; b < 8; b++) length = (length << 8) | f[2 + b];
                         header = 10;
                     }
-                    if (length > BUFFER - 16) { k->have = 0; at = 0; break; }   /* never from a letter board */
+                    if (length > BUFFER - 16) {   /* never from a letter board: drop the connection */
+                        epoll_ctl(ep, EPOLL_CTL_DEL, k->fd, NULL);
+                        close(k->fd);
+                        k->fd = -1;
+                        k->have = 0;
+                        at = 0;
+                        break;
+                    }
                     if (k->have - at < header + length) break;
                     unsigned char *payload = f + header, *stop = payload + length;
                     if (opcode == 0x9) send_frame(k->fd, 0xA, (const char *)payload, (size_t)length);
@@ -248,12 +265,21 @@ int main(int argc, char **argv) {
                         frames++;
                         unsigned char *v = memmem(payload, length, "\"version\":", 10);
                         uint64_t version = v ? parse_number(v + 10, stop) : 0;
-                        if (memmem(payload, length < 16 ? length : 16, "\"ack\"", 5)) {
+                        int is_ack = memmem(payload, length < 16 ? length : 16, "\"ack\"", 5) != NULL;
+                        if (is_ack || memmem(payload, length < 24 ? length : 24, "\"rejected\"", 10) || memmem(payload, length < 16 ? length : 16, "\"error\"", 7)) {
                             unsigned char *r = memmem(payload, length, "\"ref\":\"", 7);
                             uint64_t ref = r ? parse_number(r + 7, stop) : 0;
-                            if (ref && ref < (1 << 20) && version < MAX_VERSIONS && ref_sent[ref]) sent_at[version] = ref_sent[ref];
+                            if (ref && ref < (1 << 20) && ref_sent[ref] >= measure_from && ref_sent[ref] < measure_until && measure_from) {
+                                if (is_ack) acked_in_window++; else refused_in_window++;
+                            }
+                            if (is_ack && ref && ref < (1 << 20) && version < MAX_VERSIONS && ref_sent[ref]) {
+                                if (sent_at[version]) duplicate_versions++;   /* an ack of no change: not a change of its own */
+                                else sent_at[version] = ref_sent[ref];
+                            }
                         } else if (memmem(payload, length < 16 ? length : 16, "\"state\"", 7)) {
-                            if (version > k->seen) {
+                            if (k->seen == 0) {
+                                k->seen = version;   /* the first state: what was there before this client came */
+                            } else if (version > k->seen) {
                                 for (uint64_t w = k->seen + 1; w <= version && w < MAX_VERSIONS; w++) {
                                     seen_by[w]++;
                                     if (now > last_seen[w]) last_seen[w] = now;
@@ -273,6 +299,7 @@ int main(int argc, char **argv) {
     }
     /* Changes sent in the window, and when the last client saw each. */
     uint64_t *every = malloc(MAX_VERSIONS * sizeof *every);
+    if (!every) { fprintf(stderr, "fanout-reader: out of memory\n"); return 2; }
     size_t measured = 0, partial = 0;
     for (uint64_t v = 1; v < MAX_VERSIONS; v++) {
         if (!sent_at[v] || sent_at[v] < measure_from || sent_at[v] >= measure_until) continue;
@@ -285,11 +312,14 @@ int main(int argc, char **argv) {
     double p90 = measured ? every[(measured * 9) / 10] / 1e6 : 0;
     double p99 = measured ? every[measured * 99 / 100 < measured ? measured * 99 / 100 : measured - 1] / 1e6 : 0;
     double max = measured ? every[measured - 1] / 1e6 : 0;
-    printf("{\"connected\":%d,\"connectFailures\":%d,\"changesMeasured\":%zu,\"changesNotSeenByEveryClient\":%zu,"
+    printf("{\"connected\":%d,\"connectFailures\":%d,\"changesSent\":%llu,\"changesAcknowledged\":%llu,\"changesRefused\":%llu,"
+           "\"acksOfNoChange\":%llu,\"changesMeasured\":%zu,\"changesNotSeenByEveryClient\":%zu,"
            "\"visibilityAtEveryClientMillis\":{\"p50\":%.3f,\"p90\":%.3f,\"p99\":%.3f,\"max\":%.3f},"
            "\"framesReadPerSecond\":%.0f,\"readerCPUPercent\":%.1f,\"hubCPUPercent\":%.1f}\n",
-           upgraded, failures, measured, partial, p50, p90, p99, max,
+           upgraded, failures, (unsigned long long)sent_in_window, (unsigned long long)acked_in_window,
+           (unsigned long long)refused_in_window, (unsigned long long)duplicate_versions, measured, partial, p50, p90, p99, max,
            (double)(frames - (cpu_from_frames ? cpu_from_frames - 1 : 0)) / (seconds + 2),
            (cpu_self1 - cpu_self0) / seconds * 100, (cpu_hubs1 - cpu_hubs0) / seconds * 100);
-    return measured > 0 && partial == 0 ? 0 : 1;
+    /* Every change sent in the window acknowledged as a change and seen by every client, or the run failed. */
+    return measured > 0 && partial == 0 && refused_in_window == 0 && measured == acked_in_window ? 0 : 1;
 }

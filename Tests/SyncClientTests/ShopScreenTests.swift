@@ -104,3 +104,33 @@ import Testing
         #expect(read.orders.isEmpty)
     }
 }
+
+/// The canvas with wide characters (Hangul: two columns in a terminal):
+/// every line stays exactly its width however text overlaps.
+@Suite struct WideCanvasTests {
+    /// Columns of a plain line, counted without the canvas's own table: a
+    /// Hangul syllable or CJK character is two, anything else one.
+    private func columns(_ line: String) -> Int {
+        line.unicodeScalars.reduce(0) { $0 + ((0xAC00...0xD7A3).contains($1.value) || (0x4E00...0x9FFF).contains($1.value) ? 2 : 1) }
+    }
+
+    @Test func writingOverHalvesOfWideCharactersKeepsTheWidth() {
+        var canvas = Canvas(width: 6, height: 1)
+        canvas.write("가나다", x: 0, y: 0, style: .plain)
+        #expect(canvas.lines(colour: .none) == ["가나다"])
+        canvas.write("라", x: 1, y: 0, style: .plain)            // over the right half of 가 and the left of 나
+        #expect(columns(canvas.lines(colour: .none)[0]) == 6, "\(canvas.lines(colour: .none))")
+        canvas.put("x", x: 5, y: 0, style: .plain)                // over the right half of 다
+        #expect(columns(canvas.lines(colour: .none)[0]) == 6, "\(canvas.lines(colour: .none))")
+        canvas.fill(Rect(x: 0, y: 0, width: 3, height: 1), style: .plain)
+        #expect(columns(canvas.lines(colour: .none)[0]) == 6, "\(canvas.lines(colour: .none))")
+    }
+
+    @Test func aWideCharacterAtTheLastColumnIsASpace() {
+        var canvas = Canvas(width: 5, height: 1)
+        canvas.write("ab가나", x: 0, y: 0, style: .plain)      // 나 would need columns 4 and 5
+        #expect(canvas.lines(colour: .none) == ["ab가 "])
+        canvas.put("다", x: 4, y: 0, style: .plain)
+        #expect(canvas.lines(colour: .none) == ["ab가 "])
+    }
+}

@@ -30,6 +30,8 @@ final class ThinLink<Kind: WireKind>: ClientDelegate, WatchLink, @unchecked Send
     private let keyPrefix = "watch-\(UInt64.random(in: 0...UInt64.max))"
     /// Answers to own intents since the last snapshot: the acks' messages.
     private var answers: [String] = []
+    /// When intents the hub dropped for its rate limit go again.
+    private var resendAt: UInt64?
 
     init(client: WebSocketClient, url: WebSocketURL, name: String?, access: HubAccess = HubAccess()) {
         self.client = client
@@ -67,7 +69,14 @@ final class ThinLink<Kind: WireKind>: ClientDelegate, WatchLink, @unchecked Send
               let type = object["type"] as? String else { return }
         switch type {
         case "state":
-            guard let board = Kind.state(fromFrame: Data(message)), let version = object["version"] as? Int else { return }
+            guard let board = Kind.state(fromFrame: Data(message)), let version = object["version"] as? Int else {
+                // Never "live" on a board it cannot read: say so and start over.
+                snapshot.refusal = "this board's state could not be read; reconnecting"
+                snapshot.refusals += 1
+                publish()
+                client.close(connection)
+                return
+            }
             if !live {
                 // A connection's first state: say who acts here, then send again what is unanswered (same keys).
                 live = true
@@ -84,6 +93,10 @@ final class ThinLink<Kind: WireKind>: ClientDelegate, WatchLink, @unchecked Send
             guard let ref = object["ref"] as? String, let index = pending.firstIndex(where: { $0.ref == ref }) else { return }
             pending.remove(at: index)
             if let message = object["message"] as? String { answers.append(HubWords.printable(message)) }
+        case "error" where object["code"] as? String == "rate_limited":
+            // Dropped, not refused: it goes again in a second, under its key.
+            resendAt = WebSocketClient.nowNanos() + 1_000_000_000
+            return
         case "rejected", "error":
             if let ref = object["ref"] as? String { pending.removeAll { $0.ref == ref } }
             snapshot.refusal = HubWords.printable(object["message"] as? String ?? object["code"] as? String ?? "refused")
@@ -113,6 +126,10 @@ final class ThinLink<Kind: WireKind>: ClientDelegate, WatchLink, @unchecked Send
     }
 
     func serviceLoopDidRun() {
+        if let at = resendAt, WebSocketClient.nowNanos() >= at {
+            resendAt = nil
+            if live, let connection, connection.isOpen { for entry in pending { client.send(entry.frame, on: connection) } }
+        }
         if let at = reconnectAt, WebSocketClient.nowNanos() >= at {
             reconnectAt = nil
             connection = client.connect(to: url, bearerToken: token)

@@ -25,6 +25,8 @@ struct Canvas: Sendable {
         if characters[y * width + x] == Self.continuation, x > 0 { characters[y * width + x - 1] = " " }
         if Self.isWide(characters[y * width + x]), x + 1 < width { characters[y * width + x + 1] = " " }
         if Self.isWide(safe) {
+            // Its right half lands on the left half of another wide character: that one's right half goes too.
+            if x + 2 < width, Self.isWide(characters[y * width + x + 1]) { characters[y * width + x + 2] = " " }
             guard x + 1 < width else {
                 characters[y * width + x] = " "
                 styles[y * width + x] = style

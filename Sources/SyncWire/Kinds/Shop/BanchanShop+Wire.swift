@@ -282,7 +282,8 @@ extension BanchanShop: WireKind {
         guard let read = try? JSONDecoder().decode(Frame.self, from: frame) else { return nil }
         var state = State()
         for section in read.sections {
-            guard let kind = ShopSection(rawValue: section.id) else { return nil }
+            // A section this client does not know is left out, not the whole shop.
+            guard let kind = ShopSection(rawValue: section.id) else { continue }
             for d in section.dishes {
                 state.dishes.append(Dish(id: d.id, section: kind, title: d.title, description: d.description, price: d.price,
                                          originalPrice: d.original_price, badges: d.badges, thumb: d.thumb, images: d.images,

@@ -36,6 +36,8 @@ struct ShopController: Sendable {
     var cursor = 0
     var top = 0
     var quantity = 1
+    /// The dish an order was sent from: its answer returns that detail to the list (PV5).
+    var orderedFrom: String?
     /// The status line: what happened last (an answer, a refusal, a count).
     var message: String?
     var messageIsRefusal = false
@@ -55,8 +57,18 @@ struct ShopController: Sendable {
     var isAnimating: Bool { false }
 
     mutating func react(to event: ScreenEvent<BanchanShop>) -> [ShopAction] {
+        let actions = handle(event)
+        scrollToCursor(visibleRows: visibleRows)
+        return actions
+    }
+
+    /// List rows on screen: between the title bar and the status line.
+    var visibleRows: Int { max(1, height - ShopScreen.listTop - 1) }
+
+    private mutating func handle(_ event: ScreenEvent<BanchanShop>) -> [ShopAction] {
         switch event {
         case let .snapshot(snapshot, previous):
+            let focused = rows.indices.contains(cursor) ? rows[cursor] : nil
             shop = snapshot.board
             version = snapshot.version
             connection = snapshot.state
@@ -64,12 +76,16 @@ struct ShopController: Sendable {
             if let answer = snapshot.answers.last {
                 message = answer
                 messageIsRefusal = false
-                if case .detail = page { page = .list }          // PV5: success returns to the list
+                // PV5: success returns to the list, from the dish the order was made on.
+                if let from = orderedFrom, page == .detail(from) { page = .list }
+                orderedFrom = nil
             }
             if let refusal = snapshot.refusal, snapshot.refusals != previous?.refusals {
                 message = refusal
                 messageIsRefusal = true
             }
+            // The cursor stays on its row (a dish removed above it does not move it to another).
+            if let focused, let index = rows.firstIndex(of: focused) { cursor = index }
             cursor = min(cursor, max(0, rows.count - 1))
             return [.redraw]
         case let .input(.key(key)):
@@ -136,13 +152,14 @@ struct ShopController: Sendable {
             quantity = min(BanchanShop.quantityRange.upperBound, quantity + 1)
         case .character("-"), .down:
             quantity = max(1, quantity - 1)
-        case .character("o"), .enter:
+        case .character("o"):
             guard let dish = shop.dish(id), dish.available, dish.stock > 0 else {
                 message = shop.dish(id) == nil ? "this dish was taken off the shop" : "this dish cannot be ordered now"
                 messageIsRefusal = true
                 return [.redraw]
             }
-            message = "ordering \(quantity) x \(dish.title)…"
+            message = "ordering \(quantity) x \(dish.title)..."
+            orderedFrom = id
             messageIsRefusal = false
             return [.send(.order([OrderLine(dish: id, quantity: quantity, price: dish.price)])), .redraw]
         default:
@@ -154,12 +171,12 @@ struct ShopController: Sendable {
     private mutating func handle(_ mouse: MouseEvent) -> [ShopAction] {
         guard mouse.action == .press else { return [] }
         switch mouse.button {
-        case .wheelDown: return handleList(.down)
-        case .wheelUp: return handleList(.up)
+        case .wheelDown where page == .list: return handleList(.down)
+        case .wheelUp where page == .list: return handleList(.up)
         case .left:
             if case .detail = page { return mouse.y == 0 ? handleDetail(.escape, "") : [] }
             let index = top + mouse.y - ShopScreen.listTop
-            guard mouse.y >= ShopScreen.listTop, index >= 0, index < rows.count else { return [] }
+            guard mouse.y >= ShopScreen.listTop, mouse.y < ShopScreen.listTop + visibleRows, index >= 0, index < rows.count else { return [] }
             cursor = index
             return open(rows[index])
         default: return []
@@ -174,8 +191,6 @@ struct ShopController: Sendable {
     }
 
     func render(colour: ColourMode) -> [String] {
-        var copy = self
-        copy.scrollToCursor(visibleRows: max(1, height - ShopScreen.listTop - 1))
-        return ShopScreen.render(copy, colour: colour)
+        ShopScreen.render(self, colour: colour)
     }
 }
