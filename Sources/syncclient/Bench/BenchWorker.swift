@@ -152,6 +152,17 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         if plan.rate == 0 { for peer in senders { refill(peer, now: start) } }
     }
 
+    /// A new intent of `peer`, sent at `now`: its ref (unique across the
+    /// run, so an echoed one matches only its sender), counted in flight.
+    func track(from peer: Peer, at now: UInt64) -> Int {
+        peer.nextRef += 1
+        let ref = (peer.board * plan.clientsPerBoard + peer.slot) * 1_000_000_000 + peer.nextRef
+        peer.sendTimes[ref] = now
+        peer.inFlight += 1
+        outstanding.add(1, ordering: .relaxed)
+        return ref
+    }
+
     func closeAll() {
         for peer in peers { if let connection = peer.connection { client.close(connection) } }
     }
@@ -208,11 +219,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
                 }
                 intentsSent[type, default: 0] += 1
             }
-            peer.nextRef += 1
-            let ref = (peer.board * plan.clientsPerBoard + peer.slot) * 1_000_000_000 + peer.nextRef
-            peer.sendTimes[ref] = now
-            peer.inFlight += 1
-            outstanding.add(1, ordering: .relaxed)
+            let ref = track(from: peer, at: now)
             client.send(ClientMessage<SetTable>.thinFrame(intent, ref: String(ref)), on: connection)
             return true
         }
@@ -257,12 +264,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
 
     private func send(_ intent: LetterBoard.Intent, from peer: Peer, at now: UInt64) {
         guard let connection = peer.connection, connection.isOpen else { return }
-        peer.nextRef += 1
-        // Refs are unique across the run, so an echoed one matches only its sender.
-        let ref = (peer.board * plan.clientsPerBoard + peer.slot) * 1_000_000_000 + peer.nextRef
-        peer.sendTimes[ref] = now
-        peer.inFlight += 1
-        outstanding.add(1, ordering: .relaxed)
+        let ref = track(from: peer, at: now)
         let frame = plan.raw ? "{\"type\":\"ack\",\"ref\":\"\(ref)\",\"version\":\(now)}"
                              : ClientMessage<LetterBoard>.thinFrame(intent, ref: String(ref))
         client.send(frame, on: connection)

@@ -126,12 +126,8 @@ extension BenchWorker {
             let type = if case .order = sent { "order" } else { "restock" }
             shopTally.sentInWindow[type, default: 0] += 1
         }
-        peer.nextRef += 1
-        let ref = (peer.board * plan.clientsPerBoard + peer.slot) * 1_000_000_000 + peer.nextRef
-        peer.sendTimes[ref] = now
+        let ref = track(from: peer, at: now)
         shopTally.pending[ref] = sent
-        peer.inFlight += 1
-        outstanding.add(1, ordering: .relaxed)
         client.send(ClientMessage<BanchanShop>.thinFrame(intent, ref: String(ref)), on: connection)
         return true
     }

@@ -147,12 +147,8 @@ extension BenchWorker {
             let type = if case .make = sent { "make" } else { "restock" }
             stockTally.sentInWindow[type, default: 0] += 1
         }
-        peer.nextRef += 1
-        let ref = (peer.board * plan.clientsPerBoard + peer.slot) * 1_000_000_000 + peer.nextRef
-        peer.sendTimes[ref] = now
+        let ref = track(from: peer, at: now)
         stockTally.pending[ref] = sent
-        peer.inFlight += 1
-        outstanding.add(1, ordering: .relaxed)
         client.send(ClientMessage<FruitStock>.thinFrame(StockTally.intent(sent), ref: String(ref)), on: connection)
         return true
     }

@@ -144,11 +144,7 @@ extension BenchWorker {
     }
 
     private func sendTodo(_ intent: TodoList.Intent, from peer: Peer, on connection: ClientConnection, at now: UInt64) {
-        peer.nextRef += 1
-        let ref = (peer.board * plan.clientsPerBoard + peer.slot) * 1_000_000_000 + peer.nextRef
-        peer.sendTimes[ref] = now
-        peer.inFlight += 1
-        outstanding.add(1, ordering: .relaxed)
+        let ref = track(from: peer, at: now)
         client.send(ClientMessage<TodoList>.thinFrame(intent, ref: String(ref)), on: connection)
     }
 
