@@ -59,16 +59,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 }
 
 enum DecoderFuzz {
+    /// The kinds every input goes through: a kind joins with one line here
+    /// and its `FuzzedKind` conformance in a file of its own.
+    static let kinds: [any FuzzedKind.Type] = [LetterBoard.self, SetTable.self, FruitStock.self, TodoList.self, BanchanShop.self]
+
     static func run(_ bytes: UnsafeRawBufferPointer) {
-        let letters = KindFuzz<LetterBoard>.parse(bytes)
-        ThinIntentOracle.check(bytes, parsed: letters)
-        KindFuzz<LetterBoard>.run(bytes, parsed: letters)
-        KindFuzz<SetTable>.run(bytes, parsed: KindFuzz<SetTable>.parse(bytes))
-        KindFuzz<FruitStock>.run(bytes, parsed: KindFuzz<FruitStock>.parse(bytes))
-        let todo = KindFuzz<TodoList>.parse(bytes)
-        KindFuzz<TodoList>.run(bytes, parsed: todo)
-        TodoOracle.check(bytes, parsed: todo) // TodoFuzz.swift
-        KindFuzz<BanchanShop>.run(bytes, parsed: KindFuzz<BanchanShop>.parse(bytes)) // ShopFuzz.swift
+        for kind in kinds { kind.fuzz(bytes) }
     }
 
     /// The replicas of the engine check. Inputs may name these ids too;
@@ -238,6 +234,9 @@ enum ThinIntentOracle {
 
 /// Per-kind checks independent of the kind's own code.
 protocol FuzzedKind: WireKind {
+    /// Checks 2-5 on `bytes`, and the kind's own oracles (the letters' fast
+    /// path, the todo list's replays) where it has them.
+    static func fuzz(_ bytes: UnsafeRawBufferPointer)
     /// Broken invariants found without `Self.violations(of:)`.
     static func independentViolations(of state: State) -> [String]
     /// What a `state` frame (written with `stateMembers`) gets wrong about
@@ -245,7 +244,17 @@ protocol FuzzedKind: WireKind {
     static func stateFrameProblem(_ frame: Data, _ state: State) -> String?
 }
 
+extension FuzzedKind {
+    static func fuzz(_ bytes: UnsafeRawBufferPointer) { KindFuzz<Self>.run(bytes, parsed: KindFuzz<Self>.parse(bytes)) }
+}
+
 extension LetterBoard: FuzzedKind {
+    static func fuzz(_ bytes: UnsafeRawBufferPointer) {
+        let parsed = KindFuzz<LetterBoard>.parse(bytes)
+        ThinIntentOracle.check(bytes, parsed: parsed)
+        KindFuzz<LetterBoard>.run(bytes, parsed: parsed)
+    }
+
     static func independentViolations(of state: State) -> [String] { [] }
 
     private struct StateFrame: Decodable {

@@ -22,6 +22,12 @@ import Foundation
 @testable import BoardCRDT
 
 extension TodoList: FuzzedKind {
+    static func fuzz(_ bytes: UnsafeRawBufferPointer) {
+        let parsed = KindFuzz<TodoList>.parse(bytes)
+        KindFuzz<TodoList>.run(bytes, parsed: parsed)
+        TodoOracle.check(bytes, parsed: parsed)
+    }
+
     static func independentViolations(of state: State) -> [String] {
         var problems: [String] = []
         var seen = Set<[UInt8]>()
