@@ -74,6 +74,22 @@ def test_stock_bench_keeps_counts_in_range_and_conserves_fruit(hub):
     assert report["unseen"] == 0
 
 
+def test_shop_bench_never_oversells_and_conserves_stock(hub):
+    # Customers order 1-3 of a dish on sale at the price they were shown, and
+    # now and then restock: every state any client received keeps every stock
+    # at 0 or more (PC1), every client ends on the same shop, and each dish's
+    # stock equals its start plus acknowledged restocks minus acknowledged orders.
+    report = run_bench(hub, "--kind", "shop", "--clients", 4, "--rate", 200, "--duration", 2, "--warmup", 0.5)
+    assert report["kind"] == "shop"
+    assert report["converged"] is True and report["errors"] == 0 and report["connectFailures"] == 0
+    shop = report["shop"]
+    assert shop["stockViolations"] == 0 and shop["statesChecked"] > 0
+    assert shop["conserved"] is True, shop["unconserved"]
+    assert report["intentsSent"].get("order", 0) > 0 and report["intentsSent"].get("restock", 0) > 0
+    assert set(report["refusals"]) <= {"sold_out", "not_enough_stock", "price_changed", "unavailable", "out_of_range"}
+    assert report["unseen"] == 0
+
+
 def test_bench_spreads_clients_over_several_hubs_and_splits_visibility(hub):
     # R12: with several hub URLs each board's clients alternate between them and
     # the visibility samples split by where the receiver is. The same hub given
