@@ -88,10 +88,7 @@ struct BenchReport: Codable {
         func p(_ x: Percentiles) -> String {
             "p50 \(x.p50) / p90 \(x.p90) / p99 \(x.p99) / p99.9 \(x.p999) / max \(x.max) ms (n=\(x.count))"
         }
-        if kind == "set" { return setText(p) }
-        if kind == "stock" { return stockText(p) }
-        if kind == "shop" { return shopText(p) }
-        if kind == "todo" { return todoText(p) }
+        if let text = kind.flatMap(BenchKind.init(rawValue:)).flatMap({ $0.driver.text(self, p) }) { return text }
         var lines = [
             "boards \(boards) x clients \(clientsPerBoard) (\(sendersPerBoard) sending), \(mode)\(targetRate > 0 ? " \(Int(targetRate)) ops/s" : ""), \(String(format: "%.1f", seconds)) s measured",
             "connected      \(connected) (failures \(connectFailures)); connect \(p(connectMillis))",
@@ -112,7 +109,7 @@ struct BenchReport: Codable {
     }
 
     /// The summary of a `--kind set` run: players on Set tables.
-    private func setText(_ p: (Percentiles) -> String) -> String {
+    func setText(_ p: (Percentiles) -> String) -> String {
         func counts(_ values: [String: Int]?) -> String {
             let text = (values ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             return text.isEmpty ? "none" : text

@@ -147,19 +147,7 @@ struct BenchRunner {
             report.visibilityCrossHubMillis = split.crossHubMillis
         }
         if hubPIDs.count > 1 { report.hubProcesses = hubPIDs.count }
-        if plan.kind == .set {
-            let refused = workers.reduce(0) { $0 + $1.rejectedInWindow }
-            report.kind = plan.kind.rawValue
-            report.answersPerSecond = Double(acknowledged + refused) / seconds
-            report.refusalsPerSecond = Double(refused) / seconds
-            report.refusals = workers.reduce(into: [:]) { all, worker in all.merge(worker.refusalCodes, uniquingKeysWith: +) }
-            report.intentsSent = workers.reduce(into: [:]) { all, worker in all.merge(worker.intentsSent, uniquingKeysWith: +) }
-            report.matches = workers.reduce(0) { $0 + $1.matches }
-            report.mismatches = workers.reduce(0) { $0 + $1.mismatches }
-        }
-        if plan.kind == .stock { report.addStock(workers, plan: plan, seconds: seconds) }
-        if plan.kind == .shop { report.addShop(workers, plan: plan, seconds: seconds) }
-        if plan.kind == .todo { report.addTodo(workers, plan: plan, seconds: seconds) }
+        plan.kind.driver.report(&report, workers: workers, plan: plan, seconds: seconds)
         return report
     }
 }

@@ -121,7 +121,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
             // A paced run's states per client are known: grow the record once, not while measuring.
             peer.stateVersions.reserveCapacity(expectedStates)
             peer.stateTimes.reserveCapacity(expectedStates)
-            if plan.kind != .letters {
+            if plan.kind.driver.joins {
                 peer.name = "p\(slot)"
                 peer.playerKey = Array("\"\(peer.name)\":{".utf8)
             }
@@ -143,12 +143,8 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         sendingUntil = end
         windowEnd = end
         lastPace = start
-        // Each board's first client sets six letters up for the moves.
-        for peer in peers where peer.slot == 0 && !plan.raw && plan.sendersPerBoard > 0 && plan.kind == .letters {
-            for letter in ["A", "B", "C", "D", "E", "F"] { send(.select(Letter(letter)!), from: peer, at: start) }
-        }
-        // Each list's first client fills it up to its size (`--items`).
-        for peer in peers where peer.slot == 0 && plan.sendersPerBoard > 0 && plan.kind == .todo { prefillTodo(peer, at: start) }
+        // Each board's first client sets the board up (letters to move, items to edit).
+        for peer in peers where peer.slot == 0 && plan.sendersPerBoard > 0 { plan.kind.driver.begin(self, board: peer, at: start) }
         if plan.rate == 0 { for peer in senders { refill(peer, now: start) } }
     }
 
@@ -209,27 +205,22 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     /// (a Set player waiting for a table or for another's new game).
     @discardableResult
     private func sendMove(from peer: Peer, at now: UInt64) -> Bool {
-        if plan.kind == .set {
-            guard let connection = peer.connection, connection.isOpen, let intent = nextSetIntent(of: peer) else { return false }
-            if now >= recordFrom && now < windowEnd {
-                let type = switch intent {
-                case .choose: "choose"
-                case .deal: "deal"
-                case .newGame: "new_game"
-                }
-                intentsSent[type, default: 0] += 1
+        plan.kind.driver.send(self, from: peer, at: now, inWindow: now >= recordFrom && now < windowEnd)
+    }
+
+    /// A Set player's next intent (`SetBench`): the next card of its plan, a deal or a new game.
+    func sendSetIntent(from peer: Peer, at now: UInt64, inWindow: Bool) -> Bool {
+        guard let connection = peer.connection, connection.isOpen, let intent = nextSetIntent(of: peer) else { return false }
+        if inWindow {
+            let type = switch intent {
+            case .choose: "choose"
+            case .deal: "deal"
+            case .newGame: "new_game"
             }
-            let ref = track(from: peer, at: now)
-            client.send(ClientMessage<SetTable>.thinFrame(intent, ref: String(ref)), on: connection)
-            return true
+            intentsSent[type, default: 0] += 1
         }
-        if plan.kind == .stock { return sendStockIntent(from: peer, at: now, inWindow: now >= recordFrom && now < windowEnd) }
-        if plan.kind == .shop { return sendShopIntent(from: peer, at: now, inWindow: now >= recordFrom && now < windowEnd) }
-        if plan.kind == .todo { return sendTodoIntent(from: peer, at: now, inWindow: now >= recordFrom && now < windowEnd) }
-        // A closed connection sends nothing (and must not keep `refill` looping).
-        guard peer.connection?.isOpen == true else { return false }
-        let letter = Letter(index: Int.random(in: 0..<6))!
-        send(.move(letter, to: Int.random(in: 1...6)), from: peer, at: now)
+        let ref = track(from: peer, at: now)
+        client.send(ClientMessage<SetTable>.thinFrame(intent, ref: String(ref)), on: connection)
         return true
     }
 
@@ -262,7 +253,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         return .choose(peer.plan.removeFirst())
     }
 
-    private func send(_ intent: LetterBoard.Intent, from peer: Peer, at now: UInt64) {
+    func send(_ intent: LetterBoard.Intent, from peer: Peer, at now: UInt64) {
         guard let connection = peer.connection, connection.isOpen else { return }
         let ref = track(from: peer, at: now)
         let frame = plan.raw ? "{\"type\":\"ack\",\"ref\":\"\(ref)\",\"version\":\(now)}"
@@ -276,7 +267,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         guard let peer = peerOfConnection[connection.id] else { return }
         peer.connectNanos = BenchClock.now() - peer.connectStart
         connected.add(1, ordering: .relaxed)
-        if plan.kind != .letters { client.send(ClientMessage<SetTable>.joinFrame(name: peer.name), on: connection) }
+        if plan.kind.driver.joins { client.send(ClientMessage<SetTable>.joinFrame(name: peer.name), on: connection) }
     }
 
     func received(_ connection: ClientConnection, message: UnsafeRawBufferPointer, isText: Bool) {
@@ -293,18 +284,10 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
             peer.stateVersions.append(frame.version)
             peer.stateTimes.append(now)
             if inWindow { statesInWindow += 1 }
-            if plan.kind == .set {
-                read(SetView(message, playerKey: peer.playerKey), bytes: message, of: peer, inWindow: inWindow)
-                if plan.rate == 0, sendingFrom != nil, peer.inFlight == 0, peer.slot < plan.sendersPerBoard { refill(peer, now: now) }
-            }
-            if plan.kind == .stock { readStock(message, version: frame.version, of: peer) }
-            if plan.kind == .shop {
-                readShop(message, version: frame.version, of: peer)
-                if plan.rate == 0, sendingFrom != nil, peer.inFlight == 0, peer.slot < plan.sendersPerBoard { refill(peer, now: now) }
-            }
-            if plan.kind == .todo {
-                readTodo(message, of: peer)
-                if plan.rate == 0, sendingFrom != nil, peer.inFlight == 0, peer.slot < plan.sendersPerBoard { refill(peer, now: now) }
+            let driver = plan.kind.driver
+            driver.read(self, state: message, version: frame.version, of: peer, inWindow: inWindow)
+            if driver.refillsOnState, plan.rate == 0, sendingFrom != nil, peer.inFlight == 0, peer.slot < plan.sendersPerBoard {
+                refill(peer, now: now)
             }
         case .ack, .rejected:
             if plan.raw, inWindow, frame.version > 0, now >= frame.version {
@@ -315,14 +298,8 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
             outstanding.add(-1, ordering: .relaxed)
             answers.add(1, ordering: .relaxed)
             if sent >= recordFrom && sent < windowEnd { _ = ackLatency.record(max(1, now >= sent ? now - sent : 0)) }
-            if plan.kind == .shop {
-                shopTally.answered(ref: ref, board: peer.board, acked: frame.kind == .ack, version: frame.version,
-                                   sentInWindow: sent >= recordFrom && sent < windowEnd)
-            }
-            if plan.kind == .stock {
-                stockTally.answered(ref: ref, board: peer.board, acked: frame.kind == .ack, version: frame.version,
-                                    sentInWindow: sent >= recordFrom && sent < windowEnd)
-            }
+            plan.kind.driver.answered(self, ref: ref, of: peer, acked: frame.kind == .ack, version: frame.version,
+                                      sentInWindow: sent >= recordFrom && sent < windowEnd)
             if frame.kind == .ack {
                 if sent >= recordFrom && sent < windowEnd { acknowledged.append((peer.board, frame.version, sent, peer.hub)) }
             } else {
@@ -336,14 +313,14 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         case .error:
             errors += 1
         case .other:
-            if plan.kind == .todo, inWindow, TodoView.isNotice(message) { todoTally.notices += 1 }
+            plan.kind.driver.other(self, frame: message, inWindow: inWindow)
         }
     }
 
-    /// A Set player's new table: what it plans from, and its own score and
-    /// misses (their growth within a game counts matches and mismatches).
-    private func read(_ view: SetView?, bytes: UnsafeRawBufferPointer, of peer: Peer, inWindow: Bool) {
-        guard let view else { return }
+    /// A Set player's new table (`SetBench`): what it plans from, and its own
+    /// score and misses (their growth within a game counts matches and mismatches).
+    func readSet(_ bytes: UnsafeRawBufferPointer, of peer: Peer, inWindow: Bool) {
+        guard let view = SetView(bytes, playerKey: peer.playerKey) else { return }
         peer.view = view
         peer.stateTail = Array(UnsafeRawBufferPointer(rebasing: bytes[view.kindMembersAt...]))
         if view.game == peer.scoredGame {
