@@ -1,4 +1,4 @@
-"""An independent reading of the banchan shop's rules (kinds/shop.md, P1-P12,
+"""An independent reading of the banchan shop's rules (docs/rules/shop.md, P1-P12,
 PC1-PC6) for the end-to-end tests in test_shop.py.
 
 Written from the rules text alone, never from the hub's code: given a

@@ -1,5 +1,5 @@
-"""End-to-end tests of the banchan shop (kinds/shop.md, P1-P12, PC1, PC2,
-PC4, PC5; AUTH.md A9 and A13 as they apply to it) against the real synchub
+"""End-to-end tests of the banchan shop (docs/rules/shop.md, P1-P12, PC1, PC2,
+PC4, PC5; docs/SECURITY.md A9 and A13 as they apply to it) against the real synchub
 binary over real sockets and real HTTP.
 
 Each test is named after the rule it checks. What the hub must answer is
@@ -106,7 +106,7 @@ def order(*lines, **extra):
 
 
 def shared(state):
-    """A state's shared part (KINDS.md: frames of one version differ only in presence)."""
+    """A state's shared part (docs/rules/README.md: frames of one version differ only in presence)."""
     return {k: v for k, v in state.items() if k not in ("clients", "names")}
 
 
@@ -324,7 +324,7 @@ def test_p1_p3_a_fresh_board_has_three_sections_and_the_sample_catalog(clients, 
         r = get_image(hub.port, "p1", name)
         assert r.status == 200 and r.headers["content-type"] == "image/svg+xml", (name, r)
         assert r.body.lstrip().startswith(b"<svg") and r.headers["etag"] == etag_of(r.body), (name, r)
-    # The board's page (KINDS.md: a plain GET of the board's path).
+    # The board's page (docs/PROTOCOL.md: a plain GET of the board's path).
     page = http(hub.port, "GET", "/shop/p1")
     assert page.status == 200 and page.headers["content-type"].startswith("text/html"), page
     # Another board has its own catalog: an order here changes nothing there.
