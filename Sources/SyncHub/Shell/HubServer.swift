@@ -292,11 +292,8 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         return page(for: request)
     }
 
-    /// Pages, `/healthz`, `/metrics`.
+    /// Pages, `/healthz`, `/metrics` (`respond` refused a token in the query already).
     private func page(for request: RequestHead) -> HTTPResponse {
-        if let refusal = gate.refuseQueryToken(request) {
-            return HTTPResponse(status: refusal.status, contentType: "text/plain", body: Array((refusal.message + "\n").utf8))
-        }
         let bare = request.path
         switch bare {
         case "/healthz":
