@@ -22,7 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
-        // C stays in these three rooms.
+        // C stays in these rooms: one per C library.
         .systemLibrary(
             name: "CLibWebsockets",
             pkgConfig: "libwebsockets",
@@ -37,6 +37,14 @@ let package = Package(
             name: "CHiredis",
             pkgConfig: "hiredis",
             providers: [.apt(["libhiredis-dev"])]
+        ),
+
+        // The terminal client's pictures (the shop's thumbnails): gdk-pixbuf,
+        // with librsvg's and webp-pixbuf-loader's loaders.
+        .systemLibrary(
+            name: "CPixbuf",
+            pkgConfig: "gdk-pixbuf-2.0",
+            providers: [.apt(["libgdk-pixbuf-2.0-dev", "librsvg2-common", "webp-pixbuf-loader"])]
         ),
 
         // The pure core: the replicated board engine and its first kind.
@@ -68,7 +76,7 @@ let package = Package(
         .executableTarget(
             name: "syncclient",
             dependencies: [
-                "BoardCRDT", "SyncWire", "WebSocketLoop",
+                "BoardCRDT", "SyncWire", "WebSocketLoop", "CPixbuf",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]

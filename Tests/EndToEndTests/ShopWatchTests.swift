@@ -59,4 +59,50 @@ import Testing
         bo.type("\r")
         bo.waitFor("the count of 메인반찬") { $0.text.contains("메인반찬: 4 items") }
     }
+
+    /// PV8's pictures: a PNG the shop's staff stored, fetched by the terminal
+    /// over HTTP, decoded and drawn in half-block characters beside the list
+    /// and in the detail; the sample's SVGs the same way; without colour,
+    /// text only.
+    @Test func picturesAreDrawnInHalfBlocksAndCountedWithoutColour() throws {
+        let hub = try HubProcess()
+        let url = "\(hub.url)/shop/pictures"
+        // 4 x 2 pixels: red, green, blue, white over black, grey and nothing.
+        let png = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAQAAAACCAYAAAB/qH1jAAAAHklEQVR4nC3GsQEAMAzDIPx5PleXMrFoYSmgu/vlAcFICXwqAVBIAAAAAElFTkSuQmCC")!
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("pixels-\(getpid()).png")
+        try png.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let put = try syncclient(["shop", "image", "put", url, file.path, "--name", "pixels.png"])
+        #expect(put.status == 0, "image put: \(put.errors)")
+        let add = try syncclient(["shop", "add", url, "side", "픽셀", "1000", "--id", "pixels", "--stock", "5", "--thumb", "pixels.png"])
+        #expect(add.status == 0, "add: \(add.errors)")
+
+        let screen = try TmuxSession([Build.syncclient.path, "watch", url, "--name", "ana"], width: 110, height: 32,
+                                     environment: ["COLORTERM": "truecolor", "NO_COLOR": ""])  // (the test runner may set NO_COLOR)
+        screen.waitFor("the list, live") { $0.text.contains("live") && $0.text.contains("픽셀") }
+        screen.type("\u{1B}[F")   // End: the last row, 픽셀
+        screen.waitFor("픽셀 focused") { $0.text.contains("▶ 픽셀") }
+        // Beside the list: the PNG's six opaque colours, in half blocks.
+        let colours = ["38;5;196", "38;5;46", "38;5;21", "38;5;231", "48;5;16", "48;5;244"]
+        let drawn = eventually(timeout: 20) {
+            let shown = screen.captureWithColours()
+            return shown.contains("▀") && colours.allSatisfy { shown.contains("\u{1B}[\($0)m") || shown.contains(";\($0)m") || shown.contains("[\($0);") }
+        }
+        #expect(drawn, "the PNG beside the list:\n\(screen.captureWithColours())")
+        // The detail: a sample dish's SVG picture and its pager.
+        screen.type("\u{1B}[H")   // Home
+        screen.type("\u{1B}[B")   // Down: 소갈비찜
+        screen.type("\r")
+        screen.waitFor("소갈비찜's pictures") { $0.text.contains("사진 1/2") && $0.text.contains("▀") && $0.text.contains("주문하기") }
+        screen.type("]")
+        screen.waitFor("the second picture") { $0.text.contains("사진 2/2") && $0.text.contains("▀") }
+
+        let plain = try TmuxSession([Build.syncclient.path, "watch", url, "--name", "bo"], width: 110, height: 32,
+                                    environment: ["NO_COLOR": "1"])
+        plain.waitFor("the list, live, without colour") { $0.text.contains("live") && $0.text.contains("픽셀") }
+        plain.type("\u{1B}[B")
+        plain.type("\r")
+        plain.waitFor("pictures counted, not drawn") { $0.text.contains("2 pictures (shown on the page: /shop/pictures)") }
+        #expect(!plain.capture().contains("▀") && !plain.capture().contains("▄"))
+    }
 }

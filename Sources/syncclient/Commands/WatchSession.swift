@@ -23,6 +23,10 @@ final class WatchSession<Screen: KindScreen>: ClientDelegate, @unchecked Sendabl
     /// Presence: the item the hub was last told this person edits (it
     /// forgets on disconnect).
     private var announcedEditing: String?
+    /// Pictures (a shop's): fetched and decoded off this thread, each once.
+    private let pictures: PictureFetcher
+    private var pictureRequests = PictureRequests()
+    private var lastPictureCheck: UInt64 = 0
 
     /// `access`: the token and TLS trust (by default the command's, `HubAccess.chosen`).
     init(url: WebSocketURL, boardName: String, name: String?, interactive: Bool,
@@ -33,6 +37,7 @@ final class WatchSession<Screen: KindScreen>: ClientDelegate, @unchecked Sendabl
                                                : ThinLink(client: client, url: url, name: name, access: access)
         self.boardName = boardName
         self.interactive = interactive
+        pictures = PictureFetcher(url: url)
         let size = Terminal.size()
         screen = Screen(boardName: boardName, name: name, width: size.width, height: size.height)
     }
@@ -91,6 +96,23 @@ final class WatchSession<Screen: KindScreen>: ClientDelegate, @unchecked Sendabl
             }
         }
         announceEditing()
+        fetchPictures()
+    }
+
+    /// Asks the hub for the pictures the screen wants and has not got; each
+    /// answer comes back to this thread as a `.picture` event.
+    private func fetchPictures() {
+        guard interactive else { return }
+        let now = WebSocketClient.nowNanos()
+        lastPictureCheck = now
+        for name in pictureRequests.toFetch(wanted: screen.wantedPictures(colour: colour), now: now) {
+            pictures.fetch(name) { [client, self] state, retry in
+                client.post { [self] in
+                    pictureRequests.finished(name, retry: retry, now: WebSocketClient.nowNanos())
+                    apply(screen.react(to: .picture(name: name, state)))
+                }
+            }
+        }
     }
 
     /// Kinds with presence: tells the hub when the edited item changed.
@@ -135,6 +157,9 @@ final class WatchSession<Screen: KindScreen>: ClientDelegate, @unchecked Sendabl
             lastTick = now
             apply(screen.react(to: .tick))
         }
+        // A picture the hub could not give may be asked for again.
+        // (`now` was read before this turn's input, which may have checked since.)
+        if now > lastPictureCheck, now - lastPictureCheck >= 1_000_000_000 { fetchPictures() }
         if needsRedraw {
             needsRedraw = false
             terminal.draw(screen.render(colour: colour))

@@ -21,6 +21,8 @@ enum ScreenEvent<Kind: WireKind>: Sendable {
     case resize(width: Int, height: Int)
     /// One animation step, about every 50 ms while `isAnimating` is true.
     case tick
+    /// A picture named in `wantedPictures` arrived (or cannot be shown).
+    case picture(name: String, PictureState)
 }
 
 /// The seam between `WatchSession` (link, terminal, input decoding, timer)
@@ -49,8 +51,15 @@ protocol KindScreen: Sendable {
     /// With standard output not a terminal, the line to print for this
     /// snapshot (nil: nothing worth a line). The session drops repeats.
     static func transcriptLine(boardName: String, snapshot: LinkSnapshot<Kind>, previous: LinkSnapshot<Kind>?) -> String?
+
+    /// The pictures this screen would show now, by file name below the
+    /// board's path (`GET /KIND/NAME/images/FILE`); the session fetches each
+    /// once and answers with `.picture`. Empty for kinds without pictures
+    /// (the default) and without colour.
+    func wantedPictures(colour: ColourMode) -> [String]
 }
 
 extension KindScreen {
     var editingItem: String? { nil }
+    func wantedPictures(colour: ColourMode) -> [String] { [] }
 }

@@ -66,6 +66,9 @@ enum Style: Equatable, Sendable {
     case price
     case badge
     case soldOut
+    /// One cell of a picture (`Canvas.draw(_:in:colour:)`): xterm colours in
+    /// front and behind; nil behind leaves the terminal's background.
+    case halfBlock(foreground: UInt8, background: UInt8?)
 }
 
 /// SGR sequences for each `Style` in each `ColourMode`.
@@ -118,6 +121,7 @@ enum Palette {
         case .price: "1;38;5;160"
         case .badge: "38;5;130"
         case .soldOut: "1;38;5;88"
+        case let .halfBlock(foreground, background): "38;5;\(foreground)" + (background.map { ";48;5;\($0)" } ?? "")
         }
     }
 
@@ -147,6 +151,8 @@ enum Palette {
         case .price: "1;31"
         case .badge: "33"
         case .soldOut: "1;31"
+        case let .halfBlock(foreground, background):
+            "3\(XtermColour.basic(foreground))" + (background.map { ";4\(XtermColour.basic($0))" } ?? "")
         }
     }
 }

@@ -103,6 +103,12 @@ final class TmuxSession: @unchecked Sendable {
 
     var screen: TerminalScreen { TerminalScreen(capture()) }
 
+    /// The visible screen with its colours: SGR sequences as tmux keeps them
+    /// (one per attribute, e.g. `ESC[38;5;196m`).
+    func captureWithColours() -> String {
+        (try? tmux(["capture-pane", "-p", "-e", "-t", "main"]).output) ?? ""
+    }
+
     /// Nil while the command runs; its exit status once it has ended. tmux
     /// 3.3 races here: it may drop the last output of a pane whose process has
     /// just exited, or not fill in #{pane_dead_status}; any one of the three

@@ -33,6 +33,8 @@ extension WatchController: KindScreen {
             return handle(.resize(width: width, height: height))
         case .tick:
             return handle(.tick)
+        case .picture:
+            return []  // the letter board shows no pictures
         }
     }
 

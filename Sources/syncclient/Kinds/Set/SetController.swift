@@ -45,6 +45,8 @@ struct SetController: Sendable {
             height = newHeight
             followCursor()
             actions.append(.redraw)
+        case .picture:
+            break  // this kind shows no pictures
         case .tick:
             if var flash = model.flash {
                 flash.ticksLeft -= 1

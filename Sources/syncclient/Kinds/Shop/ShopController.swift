@@ -12,6 +12,12 @@ typealias ShopAction = ScreenAction<BanchanShop.Intent>
 /// detail; there + and - set the quantity, o orders it at the price shown
 /// (the hub refuses a price that changed meanwhile and says the new one),
 /// Esc or Backspace goes back to the list where it was; q quits.
+///
+/// With colour and room, pictures are drawn in half-block characters: the
+/// focused dish's first picture beside the list, and in the detail a pager
+/// over the dish's pictures and detail pictures (`[` and `]`, or a click on
+/// the picture). Without colour (`NO_COLOR`) the screen says how many
+/// pictures there are instead.
 struct ShopController: Sendable {
     enum Row: Equatable, Sendable {
         case section(ShopSection)
@@ -41,6 +47,10 @@ struct ShopController: Sendable {
     /// The status line: what happened last (an answer, a refusal, a count).
     var message: String?
     var messageIsRefusal = false
+    /// Pictures by file name, as the session delivered them.
+    var pictures: [String: PictureState] = [:]
+    /// The detail's pager: which of the dish's pictures is shown.
+    var pictureIndex = 0
 
     init(boardName: String, name: String?, width: Int, height: Int) {
         self.boardName = boardName
@@ -98,6 +108,43 @@ struct ShopController: Sendable {
             return [.redraw]
         case .tick:
             return []
+        case let .picture(name, state):
+            pictures[name] = state
+            return [.redraw]
+        }
+    }
+
+    /// The focused dish in the list (nil on a section header).
+    var focusedDish: Dish? {
+        guard rows.indices.contains(cursor), case let .dish(id) = rows[cursor] else { return nil }
+        return shop.dish(id)
+    }
+
+    /// Every picture of a dish, in the page's order: its images, then its detail images.
+    static func pictureNames(of dish: Dish) -> [String] { dish.images + dish.detailImages }
+
+    /// The picture the detail's pager shows, if any.
+    var shownPicture: String? {
+        guard case let .detail(id) = page, let dish = shop.dish(id) else { return nil }
+        let names = Self.pictureNames(of: dish)
+        return names.isEmpty ? nil : names[min(pictureIndex, names.count - 1)]
+    }
+
+    /// What the screen shows now and could show next: beside the list, the
+    /// first picture of every dish on screen; in the detail, all the dish's.
+    func wantedPictures(colour: ColourMode) -> [String] {
+        guard colour != .none else { return [] }
+        switch page {
+        case .list:
+            guard ShopScreen.previewPane(width: width, height: height) != nil else { return [] }
+            let shown = rows[min(top, rows.count)..<min(rows.count, top + visibleRows)]
+            var names: [String] = []
+            if let first = focusedDish?.images.first { names.append(first) }
+            for case let .dish(id) in shown { if let first = shop.dish(id)?.images.first { names.append(first) } }
+            return names
+        case let .detail(id):
+            guard ShopScreen.detailPicture(width: width, height: height) != nil, let dish = shop.dish(id) else { return [] }
+            return Self.pictureNames(of: dish)
         }
     }
 
@@ -138,6 +185,7 @@ struct ShopController: Sendable {
         case let .dish(id):
             page = .detail(id)
             quantity = 1
+            pictureIndex = 0
             message = nil
         }
         return [.redraw]
@@ -152,6 +200,10 @@ struct ShopController: Sendable {
             quantity = min(BanchanShop.quantityRange.upperBound, quantity + 1)
         case .character("-"), .down:
             quantity = max(1, quantity - 1)
+        case .character("]"), .character("["):
+            let count = shop.dish(id).map { Self.pictureNames(of: $0).count } ?? 0
+            guard count > 1 else { return [] }
+            pictureIndex = (min(pictureIndex, count - 1) + (key == .character("]") ? 1 : count - 1)) % count
         case .character("o"):
             guard let dish = shop.dish(id), dish.available, dish.stock > 0 else {
                 message = shop.dish(id) == nil ? "this dish was taken off the shop" : "this dish cannot be ordered now"
@@ -174,7 +226,14 @@ struct ShopController: Sendable {
         case .wheelDown where page == .list: return handleList(.down)
         case .wheelUp where page == .list: return handleList(.up)
         case .left:
-            if case .detail = page { return mouse.y == 0 ? handleDetail(.escape, "") : [] }
+            if case let .detail(id) = page {
+                if mouse.y == 0 { return handleDetail(.escape, id) }
+                // A click on the picture turns the pager.
+                if let area = ShopScreen.detailPicture(width: width, height: height), area.contains(x: mouse.x, y: mouse.y) {
+                    return handleDetail(.character("]"), id)
+                }
+                return []
+            }
             let index = top + mouse.y - ShopScreen.listTop
             guard mouse.y >= ShopScreen.listTop, mouse.y < ShopScreen.listTop + visibleRows, index >= 0, index < rows.count else { return [] }
             cursor = index

@@ -50,6 +50,8 @@ struct StockController: Sendable {
             width = newWidth
             height = newHeight
             actions.append(.redraw)
+        case .picture:
+            break  // this kind shows no pictures
         case .tick:
             break
         }

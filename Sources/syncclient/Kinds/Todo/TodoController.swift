@@ -53,6 +53,8 @@ struct TodoController: Sendable {
             width = newWidth
             height = newHeight
             actions.append(.redraw)
+        case .picture:
+            break  // this kind shows no pictures
         case .tick:
             if var editor = model.editor, editor.isDirty {
                 editor.quietTicks += 1

@@ -1,0 +1,40 @@
+/// Which pictures a watch session fetches (pure, so tests drive it): each
+/// wanted picture once; one that could not be fetched (the hub unreachable)
+/// again after `retryNanos`; never more than `limit` pictures in all, so a
+/// long session's memory stays bounded (a shop holds at most 200 images).
+struct PictureRequests: Sendable {
+    enum Entry: Equatable, Sendable {
+        case pending
+        case arrived
+        /// Fetching failed at this time; it may be tried again.
+        case unreachable(since: UInt64)
+    }
+
+    static let limit = 512
+    static let retryNanos: UInt64 = 10_000_000_000
+
+    private(set) var entries: [String: Entry] = [:]
+
+    /// The wanted pictures to fetch now, marked pending.
+    mutating func toFetch(wanted: [String], now: UInt64) -> [String] {
+        var out: [String] = []
+        for name in wanted {
+            let due: Bool
+            switch entries[name] {
+            case nil: due = entries.count < Self.limit
+            case let .unreachable(since)?: due = now >= since && now - since >= Self.retryNanos
+            case .pending?, .arrived?: due = false
+            }
+            guard due else { continue }
+            entries[name] = .pending
+            out.append(name)
+        }
+        return out
+    }
+
+    /// A fetch ended: `retry` when the hub could not be reached (or answered
+    /// 5xx), so the picture may be asked for again later.
+    mutating func finished(_ name: String, retry: Bool, now: UInt64) {
+        entries[name] = retry ? .unreachable(since: now) : .arrived
+    }
+}
