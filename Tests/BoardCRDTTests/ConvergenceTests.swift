@@ -5,35 +5,14 @@ import Testing
 /// replicas, random intents, random partial syncs with duplicated and
 /// reordered delivery, replicas offline across compactions. Invariants are
 /// checked after every step; after a full sync every replica must equal the
-/// others and `ReferenceModel`.
+/// others and `ReferenceModel`. The schedule is `ConvergenceFuzz` (peers);
+/// the letter board's part is `LetterBoardFuzz.swift`.
 ///
 /// `BOARDCRDT_SEED=<n> BOARDCRDT_SCHEDULES=<k> swift test --filter Convergence`
 /// runs k schedules from seed n; `BOARDCRDT_TRACE=1` prints each step.
 @Suite struct ConvergenceTests {
-    /// CI default: four tests of 5,000 schedules run in parallel.
-    static let defaultSeed: UInt64 = 0xB0A2_D000
-    static let defaultSchedulesPerTest = 5_000
-    static let shards = 4
-
-    static let knobs = FuzzKnobs(prefix: "BOARDCRDT", defaultSeed: defaultSeed, defaultSchedules: defaultSchedulesPerTest * shards, shards: shards)
-
-    static func seeds(shard: Int) -> [UInt64] { knobs.seeds(shard: shard) }
-
-    static func runShard(_ shard: Int) {
-        let tracing = knobs.value("TRACE") != nil
-        var totals = FuzzStatistics()
-        for seed in seeds(shard: shard) {
-            var schedule = FuzzSchedule(seed: seed, tracing: tracing)
-            do {
-                try schedule.run()
-            } catch {
-                Issue.record("\(error)")
-                return
-            }
-            totals.add(schedule.statistics)
-        }
-        if knobs.value("STATS") != nil { print("shard \(shard): \(totals)") }
-    }
+    /// CI default: four tests of 5,000 schedules run in parallel (`LetterBoard.fuzz`).
+    static func runShard(_ shard: Int) { ConvergenceFuzz<LetterBoard>.runShard(shard) }
 
     @Test func convergenceShard0() { Self.runShard(0) }
     @Test func convergenceShard1() { Self.runShard(1) }
@@ -42,7 +21,7 @@ import Testing
 
     /// Seeds that once failed; each stays as its own test.
     static func regression(_ seed: UInt64) {
-        if let failure = FuzzSchedule.run(seed: seed, tracing: false) { Issue.record("\(failure)") }
+        if let failure = ConvergenceFuzz<LetterBoard>.run(seed: seed) { Issue.record("\(failure)") }
     }
 
     // Engine: draining the pending buffer left an empty entry per replica

@@ -1,44 +1,15 @@
 import Testing
 @testable import BoardCRDT
 
-/// Seeded convergence fuzzing of the Set table through a sealing hub (see
-/// `SetFuzzSchedule`).
+/// Seeded convergence fuzzing of the Set table through a sealing hub over
+/// connections: `ConvergenceFuzz<SetTable>` (what the table supplies is in
+/// `SetFuzz.swift`). Default: 2 shards of 40 schedules.
 ///
 /// `BOARDCRDT_SET_SEED=<n> BOARDCRDT_SET_SCHEDULES=<k> swift test --filter SetConvergence`
 /// runs k schedules from seed n; `BOARDCRDT_SET_TRACE=1` prints each step of
 /// a failure, `BOARDCRDT_SET_STATS=1` what the schedules exercised,
-/// `BOARDCRDT_SET_GAPS=0` keeps the hub from buffering gaps (see `SetFuzzSchedule.gaps`).
+/// `BOARDCRDT_SET_GAPS=0` keeps the hub from buffering gaps (see `FuzzTopology.connections`).
 @Suite struct SetConvergenceTests {
-    static let defaultSeed: UInt64 = 0x5E7_7AB1E
-    /// Kept small enough for about a second per shard in a debug build.
-    static let defaultSchedulesPerShard = 40
-    static let shards = 2
-
-    static let knobs = FuzzKnobs(prefix: "BOARDCRDT_SET", defaultSeed: defaultSeed, defaultSchedules: defaultSchedulesPerShard * shards, shards: shards)
-
-    /// On unless `BOARDCRDT_SET_GAPS=0`: the hub's rate limiter drops single
-    /// frames, so later frames of the connection arrive after a gap (see
-    /// `SetFuzzSchedule.gaps`).
-    static var gaps: Bool { knobs.value("GAPS") != "0" }
-
-    static func seeds(shard: Int) -> [UInt64] { knobs.seeds(shard: shard) }
-
-    static func runShard(_ shard: Int) {
-        let tracing = knobs.value("TRACE") != nil
-        var totals = SetFuzzStatistics()
-        for seed in seeds(shard: shard) {
-            var schedule = SetFuzzSchedule(seed: seed, tracing: tracing, gaps: gaps)
-            do {
-                try schedule.run()
-            } catch {
-                Issue.record("\(error)")
-                return
-            }
-            totals.add(schedule.statistics)
-        }
-        if knobs.value("STATS") != nil { print("set shard \(shard): \(totals)") }
-    }
-
     /// Seeds that once failed: a re-stamped own operation that came back
     /// landed on the author's later local ones (equal stamps), also when
     /// the hub's versions came back out of order or in one batch. The
@@ -48,9 +19,9 @@ import Testing
     /// step where an author's own operations collide.
     @Test(arguments: [1_584_900_894, 1_584_900_945, 15] as [UInt64])
     func reStampedOwnOperationsKeepTheAuthorsOrder(seed: UInt64) throws {
-        var schedule = SetFuzzSchedule(seed: seed, tracing: false)
+        var schedule = ConvergenceFuzz<SetTable>(seed: seed, tracing: false)
         try schedule.run()
-        #expect(schedule.statistics.operations > 0)
+        #expect(schedule.counts["operations"] > 0)
     }
 
     /// Found by the fuzz with gaps: a sealing hub that compacted past an
@@ -74,10 +45,9 @@ import Testing
 
     @Test(arguments: [1_584_900_896, 1_584_901_023] as [UInt64])
     func seedsThatFoundTheRetiredReplicaPass(seed: UInt64) throws {
-        var schedule = SetFuzzSchedule(seed: seed, tracing: false, gaps: true)
-        try schedule.run()
+        if let failure = ConvergenceFuzz<SetTable>.run(seed: seed, gaps: true) { Issue.record("\(failure)") }
     }
 
-    @Test func setConvergenceShard0() { Self.runShard(0) }
-    @Test func setConvergenceShard1() { Self.runShard(1) }
+    @Test func setConvergenceShard0() { ConvergenceFuzz<SetTable>.runShard(0) }
+    @Test func setConvergenceShard1() { ConvergenceFuzz<SetTable>.runShard(1) }
 }

@@ -296,7 +296,7 @@ import Testing
             var state = reminders("a1 b2 c3")
             var model = TodoModel(state)
             for step in 0..<60 {
-                let change = TodoFuzzSchedule.randomChange(&rng, in: state)
+                let change = TodoList.randomChange(&rng, in: state)
                 let author = ["ana", "bo", ""][rng.below(3)]
                 let outcome = applyTodo(change, by: author, to: &state, seq: UInt64(step + 1))
                 let expected = model.apply(change, by: author)
