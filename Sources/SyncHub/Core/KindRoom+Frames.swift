@@ -7,10 +7,6 @@ import SyncWire
 extension KindRoom {
     typealias Message = ClientMessage<Kind>
 
-    @_specialize(where Kind == LetterBoard)
-    @_specialize(where Kind == SetTable)
-    @_specialize(where Kind == FruitStock)
-    @_specialize(where Kind == TodoList)
     func parseFrame(_ bytes: UnsafeRawBufferPointer) -> ParsedFrame {
         do throws(ProtocolError) {
             let message = try Message.parse(bytes)
@@ -35,10 +31,6 @@ extension KindRoom {
         }
     }
 
-    @_specialize(where Kind == LetterBoard)
-    @_specialize(where Kind == SetTable)
-    @_specialize(where Kind == FruitStock)
-    @_specialize(where Kind == TodoList)
     func receiveFrame(_ frame: ParsedFrame, from connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
         guard let message = frame.message as? Message else {
             // Parsed and handled in one call on the service thread, so this
@@ -137,10 +129,6 @@ extension KindRoom {
     /// next intent is checked against it; the reply waits for durability.
     /// A keyed intent already merged is not merged again: its first answer
     /// goes back (at once when durable, else once it is).
-    @_specialize(where Kind == LetterBoard)
-    @_specialize(where Kind == SetTable)
-    @_specialize(where Kind == FruitStock)
-    @_specialize(where Kind == TodoList)
     func perform(_ intent: Kind.Intent, ref: String?, key: String?, by connection: UInt64, core: inout HubCore,
                  actions: inout [HubAction]) {
         if let key, answeredAlready(key, ref: ref, connection: connection, core: &core, actions: &actions) { return }
@@ -240,10 +228,6 @@ extension KindRoom {
     /// sent operations before, must start again under a new id: whatever it
     /// sent was forgotten or never became durable, and accepting its next
     /// sequence numbers would leave a gap nothing can fill.
-    @_specialize(where Kind == LetterBoard)
-    @_specialize(where Kind == SetTable)
-    @_specialize(where Kind == FruitStock)
-    @_specialize(where Kind == TodoList)
     func greet(_ hello: ReplicaHello, from connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
         guard Kind.takesReplicaClients else {
             // A replica holds every operation and checkpoint, and so would
@@ -328,10 +312,6 @@ extension KindRoom {
     /// which sequence number the hub holds the sender's operations. An
     /// operation that would land before integrated ones is re-stamped after
     /// them (an ack is final) and its author gets the hub's version back.
-    @_specialize(where Kind == LetterBoard)
-    @_specialize(where Kind == SetTable)
-    @_specialize(where Kind == FruitStock)
-    @_specialize(where Kind == TodoList)
     func merge(_ operations: [Op], ref: String?, from connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
         guard let (_, own) = ownReplica(for: operations, ref: ref, from: connection, actions: &actions) else { return }
         let report = replica.receive(operations)

@@ -196,10 +196,6 @@ extension KindRoom {
     /// Applies the log's entries in order. Returns false when they do not
     /// follow what this hub applied (the log was trimmed past it, or lost):
     /// the board must be loaded again.
-    @_specialize(where Kind == LetterBoard)
-    @_specialize(where Kind == SetTable)
-    @_specialize(where Kind == FruitStock)
-    @_specialize(where Kind == TodoList)
     func applySharedEntries(_ entries: [SharedLogEntry], core: inout HubCore, actions: inout [HubAction]) -> Bool {
         let decoder = JSONDecoder()
         let ownPrefix = core.sharedEntryPrefix

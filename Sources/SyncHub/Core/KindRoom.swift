@@ -5,16 +5,24 @@ import SyncWire
 /// A board of kind `Kind` held by the hub: its replica (which seals the
 /// order: an acknowledged operation is final), what of it is durable, and
 /// the kind-specific half of the protocol (`KindRoom+Frames.swift`).
-final class KindRoom<Kind: HostedKind>: BoardRoom {
+///
+/// Not final only for its kind's room (`HostedKind.Room`, in
+/// `Kinds/NAME/`): a `final` subclass overriding the hot entry points left
+/// overridable here (`parse`, `receive`, `committed`, `stateShape`,
+/// `durableSeq`, `applyShared`), each calling `super`. A super call names
+/// a concrete kind, so the optimiser compiles that entry point and all it
+/// calls for the kind (BENCHMARKS.md, "the seam"). Everything else is
+/// `final`, `private` or in an extension: never dispatched dynamically.
+class KindRoom<Kind: HostedKind>: BoardRoom {
     typealias Op = BoardCRDT.Operation<Kind.Change>
 
-    var replica: Replica<Kind>
+    final var replica: Replica<Kind>
     /// The state after every durable operation: what `state` frames show.
     /// The hub's log only grows at its end (`ReplicaLimits.sealsOrder`), so
     /// applying committed operations in commit order gives exactly it.
-    var durableState: Kind.State
+    final var durableState: Kind.State
     /// The newest checkpoint the store holds: what a `sync` may send.
-    var durableCheckpoint: Checkpoint<Kind>
+    final var durableCheckpoint: Checkpoint<Kind>
     /// The checkpoint frontier last sent to the store.
     private var storedFrontier: Stamp
     /// Per record in flight (oldest first): its operations and checkpoint.
@@ -26,9 +34,9 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
     /// Whether the board compacted in memory and the store does not hold
     /// that checkpoint yet: the operations it folded are in neither the
     /// durable checkpoint nor the log, so a `sync` now would miss them.
-    var compactionInFlight: Bool { replica.checkpoint.frontier != durableCheckpoint.frontier }
+    final var compactionInFlight: Bool { replica.checkpoint.frontier != durableCheckpoint.frontier }
 
-    init(address: BoardAddress, hubReplica: ReplicaID, stored: StoredBoard?, limits: HubLimits) throws {
+    required init(address: BoardAddress, hubReplica: ReplicaID, stored: StoredBoard?, limits: HubLimits) throws {
         if let shared = stored?.shared {
             let (replica, version) = try Self.sharedReplica(shared, logName: address.logName, limits: limits)
             self.replica = replica
@@ -77,21 +85,17 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
         applySharedEntries(entries, core: &core, actions: &actions)
     }
 
-    override func reloadShared(_ log: SharedBoard, core: inout HubCore, actions: inout [HubAction]) -> Bool {
+    final override func reloadShared(_ log: SharedBoard, core: inout HubCore, actions: inout [HubAction]) -> Bool {
         reloadSharedBoard(log, core: &core, actions: &actions)
     }
 
-    override func open(core: inout HubCore) {
+    final override func open(core: inout HubCore) {
         if core.isShared { proposeOpening(core: &core) } else { performOpening(core: &core) }
     }
 
     /// Whether nobody has played this board yet (no operation, no checkpoint).
-    var isUnplayed: Bool { replica.log.isEmpty && replica.checkpoint.frontier == .origin && version == 0 }
+    final var isUnplayed: Bool { replica.log.isEmpty && replica.checkpoint.frontier == .origin && version == 0 }
 
-    @_specialize(where Kind == LetterBoard)
-    @_specialize(where Kind == SetTable)
-    @_specialize(where Kind == FruitStock)
-    @_specialize(where Kind == TodoList)
     override func durableSeq(of replica: ReplicaID) -> UInt64 {
         self.replica.versions[replica] - (operationsInFlight[replica] ?? 0)
     }
@@ -100,15 +104,11 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
     /// the durable checkpoint when its own is older, and every durable
     /// operation after the hub's checkpoint (it ignores those it has).
     /// Only while no compaction is in flight (`compactionInFlight`).
-    func catchUp(from frontier: Stamp) -> Delta<Kind> {
+    final func catchUp(from frontier: Stamp) -> Delta<Kind> {
         let operations = replica.log.filter { $0.id.seq <= durableSeq(of: $0.id.replica) }
         return Delta(checkpoint: frontier < durableCheckpoint.frontier ? durableCheckpoint : nil, operations: operations)
     }
 
-    @_specialize(where Kind == LetterBoard)
-    @_specialize(where Kind == SetTable)
-    @_specialize(where Kind == FruitStock)
-    @_specialize(where Kind == TodoList)
     override func stateShape() -> StateShape {
         var members = stateHead()
         members += Kind.stateShape(durableState)
@@ -116,26 +116,22 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
         return .object(members)
     }
 
-    override func image(named name: String) -> (type: String, digest: String)? {
+    final override func image(named name: String) -> (type: String, digest: String)? {
         Kind.image(named: name, in: durableState)
     }
 
-    override func read(_ path: [Substring]) -> (status: UInt32, json: String)? {
+    final override func read(_ path: [Substring]) -> (status: UInt32, json: String)? {
         Kind.read(path: path, in: durableState, version: durableVersion)
     }
 
-    override func editingShape() -> StateShape? {
+    final override func editingShape() -> StateShape? {
         guard Kind.tracksEditing else { return nil }
         // An item still on its way to the store may be edited already: shown once durable.
         return .value(editingValue { Kind.editingProblem($0, in: durableState) == nil })
     }
 
     /// The record of `operations` (integrated just now, in order) for the store.
-    @_specialize(where Kind == LetterBoard)
-    @_specialize(where Kind == SetTable)
-    @_specialize(where Kind == FruitStock)
-    @_specialize(where Kind == TodoList)
-    func makeRecord(_ operations: [Op], replies: [(connection: UInt64, frame: String)], author: UInt64?,
+    final func makeRecord(_ operations: [Op], replies: [(connection: UInt64, frame: String)], author: UInt64?,
                     keyed: (key: String, answer: KeyedAnswer)? = nil, restamped: Bool = false) -> DurableRecord {
         // The JSON is written by the store's thread, when it writes the row.
         let stored = operations.map { op in StoredOperation(id: op.id, lamport: op.lamport) { Kind.operationJSON(op) } }
@@ -144,7 +140,7 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
                              replies: replies, author: author, checkpoint: nil, keyed: keyed)
     }
 
-    override func checkpointToStore(forgettingBeyond limit: Int, counters: inout HubCounters) -> StoredCheckpoint? {
+    final override func checkpointToStore(forgettingBeyond limit: Int, counters: inout HubCounters) -> StoredCheckpoint? {
         guard replica.checkpoint.frontier != storedFrontier else { return nil }
         // The board compacted: forget the least recent replicas beyond the
         // limit before the checkpoint is stored, so neither memory nor the
@@ -160,10 +156,6 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
         }
     }
 
-    @_specialize(where Kind == LetterBoard)
-    @_specialize(where Kind == SetTable)
-    @_specialize(where Kind == FruitStock)
-    @_specialize(where Kind == TodoList)
     override func committed(_ record: DurableRecord, core: inout HubCore, actions: inout [HubAction],
                             afterReplies: inout [HubAction]) {
         guard inFlightHead < inFlight.count else { return }
@@ -217,7 +209,7 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
     }
 
     /// Sends `notice` to every connection acting as its author on this board.
-    func tell(_ notice: KindNotice, actions: inout [HubAction]) {
+    final func tell(_ notice: KindNotice, actions: inout [HubAction]) {
         let to = members.filter { $0.value.actingName == notice.to || (!$0.value.replicaName.isEmpty && $0.value.replicaName == notice.to) }
         guard !to.isEmpty else { return }
         // The connection whose intent made the overwritten change gets its ref.
@@ -238,7 +230,7 @@ final class KindRoom<Kind: HostedKind>: BoardRoom {
     }
 
     /// The `sync` answering a replica client's `hello`.
-    func sendSync(to connection: UInt64, replica id: ReplicaID, frontier: Stamp, core: inout HubCore, actions: inout [HubAction]) {
+    final func sendSync(to connection: UInt64, replica id: ReplicaID, frontier: Stamp, core: inout HubCore, actions: inout [HubAction]) {
         do {
             let frame = try HubMessage.sync(catchUp(from: frontier), board: address.name, version: durableVersion,
                                             replica: id, have: durableSeq(of: id), name: members[connection]?.replicaName ?? "")

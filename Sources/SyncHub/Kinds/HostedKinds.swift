@@ -10,6 +10,11 @@ protocol HostedKind: WireKind {
     /// Its boards are stored under their bare name (the letter board, stored
     /// before kinds existed); every other kind under `kind/NAME`.
     static var storesUnderBareName: Bool { get }
+    /// The room holding its boards: a `final class` in its `Kinds/NAME/`
+    /// folder, `KindRoom<Self>` with the hot entry points overridden by
+    /// super calls, so that the optimiser compiles them for this kind (see
+    /// `KindRoom`; `Kinds/Shop/BanchanShop+Hosted.swift` is one).
+    associatedtype Room: KindRoom<Self>
 }
 
 extension HostedKind {
@@ -17,12 +22,13 @@ extension HostedKind {
 
     /// A room holding a board of this kind, loaded from what the store holds.
     static func makeRoom(address: BoardAddress, hubReplica: ReplicaID, stored: StoredBoard?, limits: HubLimits) throws -> BoardRoom {
-        try KindRoom<Self>(address: address, hubReplica: hubReplica, stored: stored, limits: limits)
+        try Room(address: address, hubReplica: hubReplica, stored: stored, limits: limits)
     }
 }
 
-/// The one table of kinds: adding a kind is one line here (and its files in
-/// `Kinds/NAME` folders of BoardCRDT, SyncWire, syncclient and `Web/`).
+/// The one table of kinds: adding a kind is one line here and its folder
+/// `Kinds/NAME/` (its `HostedKind` conformance and room), besides its
+/// `Kinds/NAME` folders of BoardCRDT, SyncWire, syncclient and `Web/`.
 enum HostedKinds {
     static let all: [any HostedKind.Type] = [LetterBoard.self, SetTable.self, FruitStock.self, TodoList.self, BanchanShop.self]
 
@@ -37,25 +43,4 @@ enum HostedKinds {
 
     /// The kind whose boards are stored under their bare name.
     static var bareNamed: (any HostedKind.Type)? { all.first { $0.storesUnderBareName } }
-}
-
-extension LetterBoard: HostedKind {
-    static let page = "index.html"
-    static let storesUnderBareName = true
-}
-
-extension SetTable: HostedKind {
-    static let page = "set.html"
-}
-
-extension FruitStock: HostedKind {
-    static let page = "stock.html"
-}
-
-extension TodoList: HostedKind {
-    static let page = "todo.html"
-}
-
-extension BanchanShop: HostedKind {
-    static let page = "shop.html"
 }
