@@ -6,6 +6,7 @@
 // webp-pixbuf-loader (Debian packages). Swift cannot call the g_signal_connect
 // macro, so the loading is done here, in one function.
 #include <gdk-pixbuf/gdk-pixbuf.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef struct {
@@ -53,6 +54,8 @@ static inline GdkPixbuf *shpix_decode(const unsigned char *bytes, size_t length,
     }
     if (pixbuf == NULL) snprintf(message, message_size, "%s", error != NULL ? error->message : "not a picture");
     g_clear_error(&error);
+    // `size` lives on this stack: no signal may reach it once this returns.
+    g_signal_handlers_disconnect_by_data(loader, &size);
     g_object_unref(loader);
     // A loader that ignored the requested size: scale here.
     if (pixbuf != NULL && (gdk_pixbuf_get_width(pixbuf) > max_side || gdk_pixbuf_get_height(pixbuf) > max_side)) {

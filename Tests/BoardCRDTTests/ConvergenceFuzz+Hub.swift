@@ -110,10 +110,10 @@ extension ConvergenceFuzz {
         note("\(id) takes \(delta.checkpoint.map { "checkpoint \($0.frontier)" } ?? "no checkpoint") adopted \(adopt.adopted), "
             + "\(delta.operations.count) operations, re-timed \(retimed) own, moved \(merge.restamped) -> \(K.describe(replicas[index].state))")
         if let refusal = adopt.refusal { throw fail(["\(id) could not adopt the hub's checkpoint \(delta.checkpoint?.frontier as Any): \(refusal)"]) }
-        if let rebasedTo {
+        if rebasedTo != nil || !adopt.rebased.isEmpty || replicas[index].id != id {
             // A sealing hub re-stamps late operations; rebasing them under a
             // new id would apply their changes twice.
-            throw fail(["\(id) rebased to \(rebasedTo) on the hub's checkpoint \(delta.checkpoint?.frontier as Any): \(adopt.rebased.map { "\($0.id) \($0.change)" })"])
+            throw fail(["\(id) rebased to \(replicas[index].id) on the hub's checkpoint \(delta.checkpoint?.frontier as Any): \(adopt.rebased.map { "\($0.id) \($0.change)" })"])
         }
         try merged(merge, at: index)
     }
@@ -137,7 +137,9 @@ extension ConvergenceFuzz {
             let replica = replicas[index]
             problems += (replica.checkInvariants() + K.replicaProblems(replica)).map { "\(replica.id): \($0)" }
         }
-        if touched.contains(Self.hub) {
+        // The hub is checked every step, touched or not (a step that changed
+        // it without saying so would otherwise go unchecked).
+        do {
             // K14: an ack is final (while the operation is in the log;
             // compaction folds it in the same order).
             for (op, outcome) in zip(hub.log, hub.outcomes) {

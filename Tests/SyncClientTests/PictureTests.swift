@@ -75,6 +75,20 @@ import Testing
         #expect(PictureDecoder.decode(jpegBomb, type: "image/jpeg") == .failed("too large to show (60000 x 60000)"))
     }
 
+    @Test func whatCouldHideALargerPictureIsRefused() {
+        // An SVG that embeds a raster (librsvg would decode it at full size) or names an address.
+        let embedded = Array(#"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><image href="data:image/png;base64,AAAA" width="10" height="10"/></svg>"#.utf8)
+        #expect(PictureDecoder.decode(embedded, type: "image/svg+xml") == .failed("an SVG with an embedded picture is not shown"))
+        let linked = Array(#"<svg width="10" height="10"><use href="https://example.org/x.svg#a"/></svg>"#.utf8)
+        #expect(PictureDecoder.decode(linked, type: "image/svg+xml") == .failed("an SVG with an address is not shown"))
+        // An animated WebP: VP8X with the animation flag; the loader would decode every frame at the canvas's size.
+        var animated = Array("RIFF".utf8) + [30, 0, 0, 0] + Array("WEBPVP8X".utf8) + [10, 0, 0, 0]
+        animated += [0x02, 0, 0, 0] + [0xFF, 0x07, 0, 0xFF, 0x07, 0] + Array("ANIM".utf8) + [0, 0, 0, 0]
+        #expect(AnnouncedSize.isAnimatedWebP(animated))
+        #expect(!AnnouncedSize.isAnimatedWebP(Self.webpLossless))
+        #expect(PictureDecoder.decode(animated, type: "image/webp") == .failed("animated pictures are not shown"))
+    }
+
     @Test func theAnnouncedSizeIsReadFromEachRasterType() {
         #expect(AnnouncedSize.of(Self.png)! == (4, 2))
         #expect(AnnouncedSize.of(Self.jpeg)! == (16, 8))
@@ -144,15 +158,17 @@ import Testing
     @Test func eachWantedPictureIsFetchedOnceAndRetriedOnlyWhenUnreachable() {
         var requests = PictureRequests()
         let second: UInt64 = 1_000_000_000
-        #expect(requests.toFetch(wanted: ["a.svg", "b.png"], now: 100 * second) == ["a.svg", "b.png"])
-        #expect(requests.toFetch(wanted: ["a.svg", "b.png"], now: 101 * second).isEmpty, "pending")
+        #expect(requests.toFetch(wanted: ["a.svg", "b.png"], now: 100 * second).fetch == ["a.svg", "b.png"])
+        #expect(requests.toFetch(wanted: ["a.svg", "b.png"], now: 101 * second).fetch.isEmpty, "pending")
         requests.finished("a.svg", retry: false, now: 102 * second)
         requests.finished("b.png", retry: true, now: 102 * second)
-        #expect(requests.toFetch(wanted: ["a.svg", "b.png"], now: 111 * second).isEmpty, "too soon to retry")
-        #expect(requests.toFetch(wanted: ["a.svg", "b.png"], now: 112 * second) == ["b.png"], "retried after 10 s")
+        #expect(requests.toFetch(wanted: ["a.svg", "b.png"], now: 111 * second).fetch.isEmpty, "too soon to retry")
+        #expect(requests.toFetch(wanted: ["a.svg", "b.png"], now: 112 * second).fetch == ["b.png"], "retried after 10 s")
         var full = PictureRequests()
         _ = full.toFetch(wanted: (0..<PictureRequests.limit).map { "p\($0).png" }, now: 0)
-        #expect(full.toFetch(wanted: ["one-more.png"], now: 0).isEmpty, "bounded")
+        let past = full.toFetch(wanted: ["one-more.png"], now: 0)
+        #expect(past.fetch.isEmpty && past.refused == ["one-more.png"], "bounded, and told once")
+        #expect(full.toFetch(wanted: ["one-more.png"], now: 0) == ([], []))
     }
 }
 

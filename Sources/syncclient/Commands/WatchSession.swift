@@ -37,7 +37,7 @@ final class WatchSession<Screen: KindScreen>: ClientDelegate, @unchecked Sendabl
                                                : ThinLink(client: client, url: url, name: name, access: access)
         self.boardName = boardName
         self.interactive = interactive
-        pictures = PictureFetcher(url: url)
+        pictures = PictureFetcher(url: url, tls: access.tls)
         let size = Terminal.size()
         screen = Screen(boardName: boardName, name: name, width: size.width, height: size.height)
     }
@@ -105,7 +105,11 @@ final class WatchSession<Screen: KindScreen>: ClientDelegate, @unchecked Sendabl
         guard interactive else { return }
         let now = WebSocketClient.nowNanos()
         lastPictureCheck = now
-        for name in pictureRequests.toFetch(wanted: screen.wantedPictures(colour: colour), now: now) {
+        let due = pictureRequests.toFetch(wanted: screen.wantedPictures(colour: colour), now: now)
+        for name in due.refused {
+            apply(screen.react(to: .picture(name: name, .failed("too many pictures in one session (\(PictureRequests.limit))"))))
+        }
+        for name in due.fetch {
             pictures.fetch(name) { [client, self] state, retry in
                 client.post { [self] in
                     pictureRequests.finished(name, retry: retry, now: WebSocketClient.nowNanos())

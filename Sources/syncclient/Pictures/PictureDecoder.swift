@@ -5,7 +5,9 @@ import Synchronization
 /// one place that calls it; the C side is `Sources/CPixbuf/shim.h`). PNG and
 /// JPEG are gdk-pixbuf's own, SVG goes through librsvg and WebP through
 /// webp-pixbuf-loader. Raster pictures announcing more than
-/// `AnnouncedSize.maxPixels` are refused before decoding.
+/// `AnnouncedSize.maxPixels` are refused before decoding, and so are what
+/// could hide a larger one: an SVG embedding or linking a picture, an
+/// animated WebP (the loader decodes every frame at the canvas's size).
 enum PictureDecoder {
     /// The types a shop stores (docs/rules/shop.md, P4).
     static let types: Set<String> = ["image/png", "image/jpeg", "image/webp", "image/svg+xml"]
@@ -21,6 +23,8 @@ enum PictureDecoder {
     static func decode(_ bytes: [UInt8], type: String, maxSide: Int = maxSide) -> PictureState {
         guard types.contains(type) else { return .failed("not a picture type a shop stores: \(type)") }
         guard !bytes.isEmpty else { return .failed("no bytes") }
+        if type == "image/svg+xml", let reason = SVGCheck.refusal(bytes) { return .failed(reason) }
+        if type == "image/webp", AnnouncedSize.isAnimatedWebP(bytes) { return .failed("animated pictures are not shown") }
         if type != "image/svg+xml" {
             guard let size = AnnouncedSize.of(bytes) else { return .failed("not a \(type) picture") }
             // Each side first: two 32-bit sides multiplied could overflow.
@@ -63,5 +67,39 @@ enum PictureDecoder {
             }
         }
         return .ready(Thumbnail(width: width, height: height, pixels: pixels))
+    }
+}
+
+/// What an SVG may not hold to be drawn here: librsvg decodes an embedded
+/// raster (`<image href="data:...">`) at its full size, whatever the file's
+/// size, and could load what an address names. A reference inside the
+/// document (`href="#a"`, `url(#g)`) is fine; our drawings and a shop's
+/// pictures need nothing else.
+enum SVGCheck {
+    static func refusal(_ bytes: [UInt8]) -> String? {
+        let text = String(decoding: bytes, as: UTF8.self).lowercased()
+        for (needle, what) in [("<image", "an embedded picture"), ("feimage", "an embedded picture"), ("data:", "embedded data"),
+                               ("<!entity", "an entity"), ("@import", "an address")] where text.contains(needle) {
+            return "an SVG with \(what) is not shown"
+        }
+        // Every href="..." and url(...) must point inside the document.
+        let characters = Array(text.utf8)
+        for (marker, opens) in [("href", true), ("url(", false)] {
+            var from = text.startIndex
+            while let found = text.range(of: marker, range: from..<text.endIndex) {
+                from = found.upperBound
+                var at = text.utf8.distance(from: text.startIndex, to: found.upperBound)
+                func skip(_ set: Set<UInt8>) { while at < characters.count, set.contains(characters[at]) { at += 1 } }
+                skip([0x20, 0x09, 0x0A, 0x0D])
+                if opens {
+                    guard at < characters.count, characters[at] == UInt8(ascii: "=") else { continue }
+                    at += 1
+                    skip([0x20, 0x09, 0x0A, 0x0D])
+                }
+                skip([UInt8(ascii: "\""), UInt8(ascii: "'"), 0x20])
+                if at < characters.count, characters[at] != UInt8(ascii: "#") { return "an SVG with an address is not shown" }
+            }
+        }
+        return nil
     }
 }

@@ -78,6 +78,11 @@ enum AnnouncedSize {
         return nil
     }
 
+    /// A WebP whose VP8X header sets the animation flag.
+    static func isAnimatedWebP(_ b: [UInt8]) -> Bool {
+        b.count >= 21 && b.starts(with: Array("RIFF".utf8)) && Array(b[8..<16]) == Array("WEBPVP8X".utf8) && b[20] & 0x02 != 0
+    }
+
     private static func bigEndian(_ b: [UInt8], _ at: Int, _ count: Int) -> Int {
         (at..<at + count).reduce(0) { $0 << 8 | Int(b[$1]) }
     }

@@ -132,7 +132,9 @@ enum ShopScreen {
             canvas.write(" " + dish.badges.map { "[\($0)]" }.joined(separator: " "), x: 0, y: y, style: .badge)
             y += 1
         }
-        for line in wrap(dish.description, width: max(10, c.width - 2)).prefix(max(0, c.height - 12)) {
+        // What follows the description needs 6 rows down to the status line (8 with
+        // the line counting pictures): keep them on screen, cutting the description.
+        for line in wrap(dish.description, width: max(10, c.width - 2)).prefix(max(0, c.height - (area == nil ? 8 : 6) - y)) {
             canvas.write(" " + line, x: 0, y: y, style: .plain)
             y += 1
         }
