@@ -358,9 +358,37 @@ struct BenchFrame {
     /// lowest: compared for convergence without allocating per frame.
     var order: UInt64 = 0
 
-    /// `readsOrder`: a letter board's `order` (Set frames have none).
+    /// `readsOrder`: a letter board's `order` (Set frames have none). One
+    /// pass over the frame finds every key it needs (`type`, `version`,
+    /// `ref`, `order`): the tool reads tens of thousands of frames a second
+    /// on one thread, so the k-th client of a fan-out waits for the frames
+    /// read before it.
     init?(_ bytes: UnsafeRawBufferPointer, readsOrder: Bool = true) {
-        guard let typeAt = Self.valueStart(of: "type", in: bytes) else { return nil }
+        var typeAt: Int?, versionAt: Int?, refAt: Int?, orderAt: Int?
+        let count = bytes.count
+        var index = 0
+        while index + 5 < count {
+            // A key is `"name":`; the names looked for are 3 to 7 letters.
+            guard bytes[index] == UInt8(ascii: "\"") else { index += 1; continue }
+            let first = bytes[index + 1]
+            func matches(_ key: StaticString) -> Int? {
+                let length = key.utf8CodeUnitCount
+                guard index + length + 3 <= count, bytes[index + length + 1] == UInt8(ascii: "\""),
+                      bytes[index + length + 2] == UInt8(ascii: ":") else { return nil }
+                let keyBytes = key.utf8Start
+                for offset in 1..<length where bytes[index + 1 + offset] != keyBytes[offset] { return nil }
+                return index + length + 3
+            }
+            switch first {
+            case UInt8(ascii: "t") where typeAt == nil: typeAt = matches("type")
+            case UInt8(ascii: "v") where versionAt == nil: versionAt = matches("version")
+            case UInt8(ascii: "r") where refAt == nil: refAt = matches("ref")
+            case UInt8(ascii: "o") where orderAt == nil && readsOrder: orderAt = matches("order")
+            default: break
+            }
+            index += 1
+        }
+        guard let typeAt else { return nil }
         switch Self.byte(bytes, typeAt + 1) {
         case UInt8(ascii: "s"): kind = .state
         case UInt8(ascii: "a"): kind = .ack
@@ -368,10 +396,10 @@ struct BenchFrame {
         case UInt8(ascii: "e"): kind = .error
         default: kind = .other
         }
-        if let at = Self.valueStart(of: "version", in: bytes) { version = Self.number(bytes, at) }
-        // A Set table's state frame is long and carries no ref: not scanned for one.
-        if kind != .state || readsOrder, let at = Self.valueStart(of: "ref", in: bytes) { ref = Int(Self.number(bytes, at + 1)) }
-        if kind == .state, readsOrder, var at = Self.valueStart(of: "order", in: bytes) {
+        if let versionAt { version = Self.number(bytes, versionAt) }
+        // A Set table's state frame is long and carries no ref: not read for one.
+        if kind != .state || readsOrder, let refAt { ref = Int(Self.number(bytes, refAt + 1)) }
+        if kind == .state, readsOrder, var at = orderAt {
             var shift: UInt64 = 0
             while at < bytes.count, bytes[at] != UInt8(ascii: "]"), shift < 60 {
                 let c = bytes[at]
@@ -386,28 +414,6 @@ struct BenchFrame {
 
     private static func byte(_ bytes: UnsafeRawBufferPointer, _ index: Int) -> UInt8 {
         index < bytes.count ? bytes[index] : 0
-    }
-
-    /// Index just after `"key":`, or nil.
-    private static func valueStart(of key: StaticString, in bytes: UnsafeRawBufferPointer) -> Int? {
-        let keyLength = key.utf8CodeUnitCount
-        let keyBytes = key.utf8Start
-        let total = keyLength + 3
-        guard bytes.count >= total else { return nil }
-        var index = 0
-        while index + total <= bytes.count {
-            if bytes[index] == UInt8(ascii: "\""), bytes[index + keyLength + 1] == UInt8(ascii: "\""),
-               bytes[index + keyLength + 2] == UInt8(ascii: ":") {
-                var same = true
-                for offset in 0..<keyLength where bytes[index + 1 + offset] != keyBytes[offset] {
-                    same = false
-                    break
-                }
-                if same { return index + total }
-            }
-            index += 1
-        }
-        return nil
     }
 
     private static func number(_ bytes: UnsafeRawBufferPointer, _ start: Int) -> UInt64 {
