@@ -84,6 +84,19 @@ import Testing
         // An animated WebP: VP8X with the animation flag; the loader would decode every frame at the canvas's size.
         var animated = Array("RIFF".utf8) + [30, 0, 0, 0] + Array("WEBPVP8X".utf8) + [10, 0, 0, 0]
         animated += [0x02, 0, 0, 0] + [0xFF, 0x07, 0, 0xFF, 0x07, 0] + Array("ANIM".utf8) + [0, 0, 0, 0]
+        // What the scan could not read, or what hides a word from it.
+        let hidden: [(String, String)] = [
+            (#"<svg><style>rect { fill: ur<!---->l(d<!---->ata:image/svg+xml;base64,AA) }</style></svg>"#, "an SVG with embedded data is not shown"),
+            (#"<svg><rect fill="&#117;rl(&#100;ata:x)"/></svg>"#, "an SVG with a character reference is not shown"),
+            (#"<svg><style>rect { fill: u\72l(x.svg) }</style></svg>"#, "an SVG with an escape is not shown"),
+            (#"<?xml version="1.0" encoding="UTF-7"?><svg>+ADw-image/+AD4-</svg>"#, "an SVG in another encoding than UTF-8 is not shown"),
+            ("<svg><use xlink:href =\n \"other.svg#a\"/></svg>", "an SVG with an address is not shown"),
+        ]
+        for (svg, reason) in hidden { #expect(SVGCheck.refusal(Array(svg.utf8)) == reason, "\(svg)") }
+        #expect(SVGCheck.refusal([0xFF, 0xFE] + Array("<svg/>".utf16).flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
+                == "an SVG that is not UTF-8 text is not shown", "UTF-16")
+        #expect(SVGCheck.refusal([0x1F, 0x8B, 8, 0]) == "an SVG that is not UTF-8 text is not shown", "gzip")
+        #expect(SVGCheck.refusal(Array(##"<?xml version="1.0" encoding="UTF-8"?><!-- a plate --><svg><use href="#a"/><rect fill="url(#g)"/></svg>"##.utf8)) == nil)
         #expect(AnnouncedSize.isAnimatedWebP(animated))
         #expect(!AnnouncedSize.isAnimatedWebP(Self.webpLossless))
         #expect(PictureDecoder.decode(animated, type: "image/webp") == .failed("animated pictures are not shown"))

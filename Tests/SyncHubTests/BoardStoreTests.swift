@@ -18,7 +18,7 @@ struct BoardStoreTests {
     }
 
     static func room(_ stored: StoredBoard?) throws -> KindRoom<LetterBoard> {
-        try KindRoom<LetterBoard>(address: BoardAddress(key: "k"), hubReplica: ReplicaID(4), stored: stored, limits: HubLimits())
+        try LetterBoard.Room(address: BoardAddress(key: "k"), hubReplica: ReplicaID(4), stored: stored, limits: HubLimits())
     }
 
     @Test func commitThenLoadRestoresTheBoard() throws {

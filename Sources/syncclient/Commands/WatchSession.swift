@@ -83,6 +83,7 @@ final class WatchSession<Screen: KindScreen>: ClientDelegate, @unchecked Sendabl
     }
 
     private func quit() {
+        pictures.close()
         link.close()
         client.stop()
     }
@@ -106,9 +107,11 @@ final class WatchSession<Screen: KindScreen>: ClientDelegate, @unchecked Sendabl
         let now = WebSocketClient.nowNanos()
         lastPictureCheck = now
         let due = pictureRequests.toFetch(wanted: screen.wantedPictures(colour: colour), now: now)
+        var told: [ScreenAction<Screen.Kind.Intent>] = []
         for name in due.refused {
-            apply(screen.react(to: .picture(name: name, .failed("too many pictures in one session (\(PictureRequests.limit))"))))
+            told += screen.react(to: .picture(name: name, .failed("too many pictures in one session (\(PictureRequests.limit))")))
         }
+        if !told.isEmpty { apply(told) }
         for name in due.fetch {
             pictures.fetch(name) { [client, self] state, retry in
                 client.post { [self] in

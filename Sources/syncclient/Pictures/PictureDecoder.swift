@@ -74,21 +74,45 @@ enum PictureDecoder {
 /// raster (`<image href="data:...">`) at its full size, whatever the file's
 /// size, and could load what an address names. A reference inside the
 /// document (`href="#a"`, `url(#g)`) is fine; our drawings and a shop's
-/// pictures need nothing else.
+/// pictures need nothing else. What the scan could not read is refused
+/// too: anything but UTF-8 text that starts with `<` (a compressed SVG,
+/// UTF-16, another declared encoding), character references and CSS
+/// escapes (`&#100;ata:`, `u\72l(`); comments are taken out before the scan
+/// (`ur<!---->l(`).
 enum SVGCheck {
     static func refusal(_ bytes: [UInt8]) -> String? {
-        let text = String(decoding: bytes, as: UTF8.self).lowercased()
-        for (needle, what) in [("<image", "an embedded picture"), ("feimage", "an embedded picture"), ("data:", "embedded data"),
-                               ("<!entity", "an entity"), ("@import", "an address")] where text.contains(needle) {
+        guard let text = String(validating: bytes, as: UTF8.self), !bytes.contains(0) else { return "an SVG that is not UTF-8 text is not shown" }
+        var body = Substring(text.lowercased())
+        if body.hasPrefix("\u{FEFF}") { body = body.dropFirst() }
+        body = body.drop { $0.isWhitespace }
+        guard body.first == "<" else { return "an SVG that is not UTF-8 text is not shown" }
+        if body.hasPrefix("<?xml"), let end = body.range(of: "?>") {
+            let declaration = body[..<end.lowerBound]
+            if declaration.contains("encoding"), !(declaration.contains("\"utf-8\"") || declaration.contains("'utf-8'")) {
+                return "an SVG in another encoding than UTF-8 is not shown"
+            }
+        }
+        // Comments out: a comment can split a word the scan looks for.
+        var scanned = ""
+        var rest = body
+        while let open = rest.range(of: "<!--") {
+            scanned += rest[..<open.lowerBound]
+            guard let close = rest.range(of: "-->", range: open.upperBound..<rest.endIndex) else { rest = ""; break }
+            rest = rest[close.upperBound...]
+        }
+        scanned += rest
+        for (needle, what) in [("&#", "a character reference"), ("\\", "an escape"), ("<image", "an embedded picture"),
+                               ("feimage", "an embedded picture"), ("data:", "embedded data"), ("<!entity", "an entity"),
+                               ("@import", "an address")] where scanned.contains(needle) {
             return "an SVG with \(what) is not shown"
         }
         // Every href="..." and url(...) must point inside the document.
-        let characters = Array(text.utf8)
+        let characters = Array(scanned.utf8)
         for (marker, opens) in [("href", true), ("url(", false)] {
-            var from = text.startIndex
-            while let found = text.range(of: marker, range: from..<text.endIndex) {
+            var from = scanned.startIndex
+            while let found = scanned.range(of: marker, range: from..<scanned.endIndex) {
                 from = found.upperBound
-                var at = text.utf8.distance(from: text.startIndex, to: found.upperBound)
+                var at = scanned.utf8.distance(from: scanned.startIndex, to: found.upperBound)
                 func skip(_ set: Set<UInt8>) { while at < characters.count, set.contains(characters[at]) { at += 1 } }
                 skip([0x20, 0x09, 0x0A, 0x0D])
                 if opens {
@@ -96,7 +120,7 @@ enum SVGCheck {
                     at += 1
                     skip([0x20, 0x09, 0x0A, 0x0D])
                 }
-                skip([UInt8(ascii: "\""), UInt8(ascii: "'"), 0x20])
+                skip([UInt8(ascii: "\""), UInt8(ascii: "'"), 0x20, 0x09, 0x0A, 0x0D])
                 if at < characters.count, characters[at] != UInt8(ascii: "#") { return "an SVG with an address is not shown" }
             }
         }

@@ -7,9 +7,11 @@ import WebSocketLoop
 
 /// Fetches a board's pictures over HTTP from its hub (`GET
 /// /KIND/NAME/images/FILE`: pictures need no token) and decodes them, both
-/// off the client loop's thread; `deliver` runs on URLSession's queue and
-/// must post the result back. A body is cut off past `maxBytes` as it
-/// arrives (not buffered first), and a whole fetch is given 30 s.
+/// off the client loop's thread; `deliver` runs on another thread and must
+/// post the result back. Once a transfer is judged (not 200, announced or
+/// grown past `maxBytes`, past its 30 s) it is cancelled at once, and the
+/// fetcher keeps no byte past the limit (corelibs' URLSession queues what
+/// curl read meanwhile, briefly). Redirects are not followed.
 ///
 /// Over `wss://` it uses `https://` with the system's trusted CAs: on Linux
 /// URLSession cannot take `--ca-file` or `--insecure`, so with either no
@@ -17,6 +19,9 @@ import WebSocketLoop
 final class PictureFetcher: NSObject, URLSessionDataDelegate, Sendable {
     /// A shop's images are at most 1 MiB; a bigger answer is not a picture of ours.
     static let maxBytes = 1 << 20
+    /// A whole fetch, however slowly its bytes come (corelibs' URLSession
+    /// does not apply `timeoutIntervalForResource`, so this is kept here).
+    static let deadlineSeconds = 30.0
     typealias Deliver = @Sendable (_ state: PictureState, _ retry: Bool) -> Void
 
     private struct Transfer {
@@ -24,7 +29,7 @@ final class PictureFetcher: NSObject, URLSessionDataDelegate, Sendable {
         let deliver: Deliver
         var bytes: [UInt8] = []
         var type = ""
-        /// Set when this side ended the transfer (a status, a size): what to say.
+        /// Set when this side ended the transfer (a status, a size, the deadline): what to say.
         var verdict: (state: PictureState, retry: Bool)?
     }
 
@@ -33,6 +38,8 @@ final class PictureFetcher: NSObject, URLSessionDataDelegate, Sendable {
     private let unavailable: String?
     private let transfers = Mutex<[Int: Transfer]>([:])
     private let session = Mutex<URLSession?>(nil)
+    /// Decoding happens here, so a slow picture never holds up the session's callbacks.
+    private let decoding = DispatchQueue(label: "syncclient.pictures.decode")
 
     init(url: WebSocketURL, tls: ClientTLS?) {
         base = "\(url.isSecure ? "https" : "http")://\(url.host):\(url.port)\(url.path)/images/"
@@ -48,8 +55,9 @@ final class PictureFetcher: NSObject, URLSessionDataDelegate, Sendable {
             && name.utf8.allSatisfy { $0.isASCIIAlphanumeric || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
     }
 
-    /// `retry` is true when the hub could not be reached, failed (5xx) or
-    /// broke off: the picture may exist, so it may be asked for again.
+    /// `retry` is true when the hub could not be reached, failed (5xx),
+    /// broke off or ran out of time: the picture may exist, so it may be
+    /// asked for again.
     func fetch(_ name: String, deliver: @escaping Deliver) {
         if let unavailable { return deliver(.failed(unavailable), false) }
         guard Self.isSafeName(name), let url = URL(string: base + name) else {
@@ -59,7 +67,6 @@ final class PictureFetcher: NSObject, URLSessionDataDelegate, Sendable {
             if session == nil {
                 let configuration = URLSessionConfiguration.ephemeral
                 configuration.timeoutIntervalForRequest = 10
-                configuration.timeoutIntervalForResource = 30
                 configuration.httpMaximumConnectionsPerHost = 4
                 let queue = OperationQueue()
                 queue.maxConcurrentOperationCount = 1
@@ -69,53 +76,85 @@ final class PictureFetcher: NSObject, URLSessionDataDelegate, Sendable {
         }
         transfers.withLock { $0[task.taskIdentifier] = Transfer(name: name, deliver: deliver) }
         task.resume()
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.deadlineSeconds) { [self] in
+            judge(task, .failed("\(name): no answer within \(Int(Self.deadlineSeconds)) s"), retry: true)
+        }
+    }
+
+    /// Stops every transfer and lets the session go (it holds this fetcher as its delegate).
+    func close() {
+        session.withLock { session in
+            session?.invalidateAndCancel()
+            session = nil
+        }
+    }
+
+    /// Gives `task` its verdict (the first one stands) and cancels it; the
+    /// verdict is delivered when the task completes.
+    private func judge(_ task: URLSessionTask, _ state: PictureState, retry: Bool) {
+        let judged = transfers.withLock { all -> Bool in
+            guard var transfer = all[task.taskIdentifier], transfer.verdict == nil else { return false }
+            transfer.verdict = (state, retry)
+            transfer.bytes = []
+            all[task.taskIdentifier] = transfer
+            return true
+        }
+        if judged { task.cancel() }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        let verdict: (PictureState, Bool)? = transfers.withLock { all in
-            guard var transfer = all[dataTask.taskIdentifier] else { return nil }
-            if status != 200 {
-                transfer.verdict = (.failed("\(transfer.name): HTTP \(status)"), status >= 500 || status == 0)
-            } else if response.expectedContentLength > Int64(Self.maxBytes) {
-                transfer.verdict = (.failed("\(transfer.name): larger than a shop's pictures may be"), false)
-            } else {
-                transfer.type = ((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Type") ?? "")
-                    .split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-            }
-            all[dataTask.taskIdentifier] = transfer
-            return transfer.verdict
+        let name = transfers.withLock { $0[dataTask.taskIdentifier]?.name } ?? ""
+        if status != 200 {
+            judge(dataTask, .failed("\(name): HTTP \(status)"), retry: status >= 500 || status == 0)
+        } else if response.expectedContentLength > Int64(Self.maxBytes) {
+            judge(dataTask, .failed("\(name): larger than a shop's pictures may be"), retry: false)
+        } else {
+            let type = ((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Type") ?? "")
+                .split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+            transfers.withLock { $0[dataTask.taskIdentifier]?.type = type }
         }
-        completionHandler(verdict == nil ? .allow : .cancel)
+        // (corelibs on Linux ignores the disposition; `judge` cancels instead.)
+        completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let tooLarge = transfers.withLock { all -> Bool in
             guard var transfer = all[dataTask.taskIdentifier], transfer.verdict == nil else { return false }
-            if transfer.bytes.count + data.count > Self.maxBytes {
-                transfer.verdict = (.failed("\(transfer.name): larger than a shop's pictures may be"), false)
-                transfer.bytes = []
-            } else {
-                transfer.bytes.append(contentsOf: data)
-            }
+            guard transfer.bytes.count + data.count <= Self.maxBytes else { return true }
+            transfer.bytes.append(contentsOf: data)
             all[dataTask.taskIdentifier] = transfer
-            return transfer.verdict != nil
+            return false
         }
-        if tooLarge { dataTask.cancel() }
+        if tooLarge {
+            let name = transfers.withLock { $0[dataTask.taskIdentifier]?.name } ?? ""
+            judge(dataTask, .failed("\(name): larger than a shop's pictures may be"), retry: false)
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+        // A picture is where the board is: never somewhere else, never over plain http after https.
+        completionHandler(nil)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let transfer = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         if let verdict = transfer.verdict { return transfer.deliver(verdict.state, verdict.retry) }
         if let error {
-            // Cut off, timed out, refused: it may work later. A certificate the system does not trust will not.
-            let code = (error as? URLError)?.code
-            let trust: Set<URLError.Code> = [.serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateHasUnknownRoot,
-                                             .serverCertificateNotYetValid, .secureConnectionFailed]
-            return transfer.deliver(.failed("cannot fetch \(transfer.name): \(error.localizedDescription)"), !trust.contains(code ?? .unknown))
+            // Cut off, timed out, refused: it may work later. A certificate the
+            // system does not trust will not (corelibs reports it as .unknown).
+            let code = (error as? URLError)?.code ?? .unknown
+            let hopeless: Set<URLError.Code> = [.unknown, .serverCertificateUntrusted, .serverCertificateHasBadDate,
+                                                .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .secureConnectionFailed]
+            return transfer.deliver(.failed("cannot fetch \(transfer.name): \(error.localizedDescription)"), !hopeless.contains(code))
         }
-        transfer.deliver(PictureDecoder.decode(transfer.bytes, type: transfer.type), false)
+        if let status = (task.response as? HTTPURLResponse)?.statusCode, status != 200 {
+            // A redirect refused above ends here.
+            return transfer.deliver(.failed("\(transfer.name): HTTP \(status)"), false)
+        }
+        decoding.async { transfer.deliver(PictureDecoder.decode(transfer.bytes, type: transfer.type), false) }
     }
 }
 
