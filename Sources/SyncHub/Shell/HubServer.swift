@@ -27,7 +27,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     private let metricsToken: String?
     /// Cluster mode: the boards' shared logs in Redis (nil: the embedded store or memory).
     let sharedLog: SharedLog?
-    /// Image uploads waiting for their name to be durable, by HTTP exchange: the name and its ETag.
+    /// Image uploads (a shop's, `KindHTTP`) waiting for their name to be durable, by HTTP exchange: the name and its ETag.
     var uploads: [UInt64: (name: String, etag: String)] = [:]
     /// An `--in-memory` hub's shop images.
     var memoryImages = MemoryImages()
@@ -272,22 +272,29 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         carryOut(core.handle(.left(connection: connection.id)))
     }
 
-    /// A shop's image may be 1 MiB (P4); nothing else takes a body.
-    var maxRequestBodyBytes: Int { ShopImages.maxBytes }
+    /// Only a kind that answers HTTP below its boards takes a body (a shop's
+    /// image: 1 MiB, P4); the hub's own paths take none.
+    var maxRequestBodyBytes: Int { HostedKinds.withHTTP.map { $0.maxRequestBodyBytes }.max() ?? 0 }
 
     func admitBody(of request: RequestHead) -> HTTPResponse? {
         if let refusal = gate.refuseQueryToken(request) { return .text(refusal.status, refusal.message) }
-        guard let route = ShopRoute(path: request.path), route.rest[0] == "images", request.method == "PUT" else {
-            return .text(405, "only a shop's images are stored, with PUT /shop/NAME/images/FILE")
+        for kind in HostedKinds.withHTTP {
+            switch kind.admitBody(of: request, on: self) {
+            case .notOurs: continue
+            case .admitted: return nil
+            case let .refused(answer): return answer
+            }
         }
-        return refuseUpload(String(route.rest[1]), to: route.board, request: request)
+        return .text(405, "no request body is taken here (a shop's images are stored with PUT /shop/NAME/images/FILE)")
     }
 
     func respond(to request: RequestHead, body: [UInt8], exchange: UInt64) -> HTTPResponse? {
         if let refusal = gate.refuseQueryToken(request) {
             return HTTPResponse(status: refusal.status, contentType: "text/plain", body: Array((refusal.message + "\n").utf8))
         }
-        if let shop = ShopRoute(path: request.path) { return respond(to: shop, request: request, body: body, exchange: exchange) }
+        for kind in HostedKinds.withHTTP {
+            if case let .answer(answer) = kind.respond(to: request, body: body, exchange: exchange, on: self) { return answer }
+        }
         guard request.method == "GET" else { return .text(405, "\(request.method) is not taken here; only GET (and PUT of a shop's images)") }
         return page(for: request)
     }
@@ -475,7 +482,8 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
                 if let connection = server.connections[id] {
                     server.send(OutgoingFrame(text: frame), to: connection)
                 } else if let exchange = HubCore.exchange(ofAnswerID: id) {
-                    answerUpload(exchange, frame: frame)
+                    // An HTTP request a kind made a change for (`KindHTTP`).
+                    _ = HostedKinds.withHTTP.contains { $0.answered(exchange, frame: frame, on: self) }
                 }
             case let .publish(published):
                 deliver(published)
