@@ -55,6 +55,8 @@ struct MemoryImages {
 }
 
 extension HubServer {
+    /// Stores image bytes by digest in the board's store. The caller has
+    /// checked the request may change the board (an admin, A13).
     func putImageBytes(_ board: BoardAddress, digest: String, type: String, bytes: [UInt8]) throws {
         if let sharedLog {
             do throws(RedisFailure) { try sharedLog.putImage(board.logName, digest: digest, type: type, bytes: bytes) } catch { throw error }
@@ -72,7 +74,7 @@ extension HubServer {
         return found
     }
 
-    func storedImageBytes(_ board: BoardAddress, digest: String) -> (type: String, bytes: [UInt8])? {
+    private func storedImageBytes(_ board: BoardAddress, digest: String) -> (type: String, bytes: [UInt8])? {
         do {
             if let sharedLog {
                 do throws(RedisFailure) { return try sharedLog.image(board.logName, digest: digest) } catch { throw error }
@@ -114,7 +116,7 @@ extension HubServer {
             do throws(RedisFailure) {
                 return .some(StoredBoard(shared: try sharedLog.load(board.logName, after: 0)))
             } catch {
-                logger.error("cannot read a board from redis", metadata: ["board": "\(board)", "error": "\(error.message)"])
+                logger.error("cannot read a board for an HTTP request from redis", metadata: ["board": "\(board)", "error": "\(error.message)"])
                 return nil
             }
         }
@@ -122,7 +124,7 @@ extension HubServer {
         do {
             return .some(try reader.load(board: board.key))
         } catch {
-            logger.error("cannot read a board", metadata: ["board": "\(board)", "error": "\(error)"])
+            logger.error("cannot read a board for an HTTP request", metadata: ["board": "\(board)", "error": "\(error)"])
             return nil
         }
     }

@@ -274,7 +274,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
 
     /// Only a kind that answers HTTP below its boards takes a body (a shop's
     /// image: 1 MiB, P4); the hub's own paths take none.
-    var maxRequestBodyBytes: Int { HostedKinds.withHTTP.map { $0.maxRequestBodyBytes }.max() ?? 0 }
+    var maxRequestBodyBytes: Int { HostedKinds.largestRequestBody }
 
     func admitBody(of request: RequestHead) -> HTTPResponse? {
         if let refusal = gate.refuseQueryToken(request) { return .text(refusal.status, refusal.message) }
@@ -285,7 +285,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             case let .refused(answer): return answer
             }
         }
-        return .text(405, "no request body is taken here (a shop's images are stored with PUT /shop/NAME/images/FILE)")
+        return .text(405, "only a shop's images are stored, with PUT /shop/NAME/images/FILE")
     }
 
     func respond(to request: RequestHead, body: [UInt8], exchange: UInt64) -> HTTPResponse? {

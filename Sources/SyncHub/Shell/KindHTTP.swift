@@ -14,8 +14,10 @@ protocol KindHTTP: HostedKind {
     /// head alone: a body is never read for a request that will be refused).
     static func admitBody(of request: RequestHead, on hub: HubServer) -> BodyAdmission
 
-    /// The answer to `request` (with its body), nil when the path is not the
-    /// kind's; an answer may be deferred through `exchange` as `HubServer`'s are.
+    /// The answer to `request` (with its body): `.notOurs` when the path is
+    /// not the kind's, `.answer(nil)` when it is answered later through
+    /// `exchange` (`answered(_:frame:on:)`). Every conforming kind is asked,
+    /// and each keeps to its own paths.
     static func respond(to request: RequestHead, body: [UInt8], exchange: UInt64, on hub: HubServer) -> KindHTTPAnswer
 
     /// A deferred answer's frame arrived from the board (the change the
@@ -39,4 +41,6 @@ enum KindHTTPAnswer {
 extension HostedKinds {
     /// The kinds that answer plain HTTP below their boards.
     static let withHTTP: [any KindHTTP.Type] = all.compactMap { $0 as? any KindHTTP.Type }
+    /// The largest request body any of them takes (each still checks its own).
+    static let largestRequestBody = withHTTP.map { $0.maxRequestBodyBytes }.max() ?? 0
 }

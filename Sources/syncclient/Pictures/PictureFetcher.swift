@@ -8,10 +8,14 @@ import WebSocketLoop
 /// Fetches a board's pictures over HTTP from its hub (`GET
 /// /KIND/NAME/images/FILE`: pictures need no token) and decodes them, both
 /// off the client loop's thread; `deliver` runs on another thread and must
-/// post the result back. Once a transfer is judged (not 200, announced or
-/// grown past `maxBytes`, past its 30 s) it is cancelled at once, and the
-/// fetcher keeps no byte past the limit (corelibs' URLSession queues what
-/// curl read meanwhile, briefly). Redirects are not followed.
+/// post the result back. Redirects are not followed; a fetch gets 30 s.
+///
+/// Over `ws://` a picture comes through `PlainHTTP`, a socket of its own
+/// read only up to `maxBytes`. Over `wss://` it comes through URLSession:
+/// once a transfer is judged (not 200, announced or grown past `maxBytes`,
+/// past its 30 s) it is cancelled, and the fetcher keeps no byte past the
+/// limit, but corelibs' URLSession on Linux keeps reading until the cancel
+/// lands and queues what it read meanwhile.
 ///
 /// Over `wss://` it uses `https://` with the system's trusted CAs: on Linux
 /// URLSession cannot take `--ca-file` or `--insecure`, so with either no
@@ -41,8 +45,14 @@ final class PictureFetcher: NSObject, URLSessionDataDelegate, Sendable {
     /// Decoding happens here, so a slow picture never holds up the session's callbacks.
     private let decoding = DispatchQueue(label: "syncclient.pictures.decode")
 
+    /// Over `ws://`: where the pictures are, for `PlainHTTP`.
+    private let plain: (host: String, port: Int, path: String)?
+    /// At most 4 plain fetches at once.
+    private let plainSlots = DispatchSemaphore(value: 4)
+
     init(url: WebSocketURL, tls: ClientTLS?) {
         base = "\(url.isSecure ? "https" : "http")://\(url.host):\(url.port)\(url.path)/images/"
+        plain = url.isSecure ? nil : (url.host, url.port, url.path + "/images/")
         unavailable = url.isSecure && (tls?.caFile != nil || tls?.insecure == true)
             ? "pictures are fetched with the system's CAs (not --ca-file or --insecure)" : nil
         super.init()
@@ -63,6 +73,7 @@ final class PictureFetcher: NSObject, URLSessionDataDelegate, Sendable {
         guard Self.isSafeName(name), let url = URL(string: base + name) else {
             return deliver(.failed("not a picture's name: \(name.prefix(40))"), false)
         }
+        if let plain { return fetchPlain(name, from: plain, deliver: deliver) }
         let task = session.withLock { session in
             if session == nil {
                 let configuration = URLSessionConfiguration.ephemeral
@@ -78,6 +89,20 @@ final class PictureFetcher: NSObject, URLSessionDataDelegate, Sendable {
         task.resume()
         DispatchQueue.global().asyncAfter(deadline: .now() + Self.deadlineSeconds) { [self] in
             judge(task, .failed("\(name): no answer within \(Int(Self.deadlineSeconds)) s"), retry: true)
+        }
+    }
+
+    private func fetchPlain(_ name: String, from plain: (host: String, port: Int, path: String), deliver: @escaping Deliver) {
+        let slots = plainSlots
+        DispatchQueue.global().async {
+            slots.wait()
+            defer { slots.signal() }
+            switch PlainHTTP.get(host: plain.host, port: plain.port, path: plain.path + name, maxBytes: Self.maxBytes, seconds: Self.deadlineSeconds) {
+            case let .body(type, bytes): deliver(PictureDecoder.decode(bytes, type: type), false)
+            case let .status(status): deliver(.failed("\(name): HTTP \(status)"), status >= 500)
+            case .tooLarge: deliver(.failed("\(name): larger than a shop's pictures may be"), false)
+            case let .failed(why): deliver(.failed("cannot fetch \(name): \(why)"), true)
+            }
         }
     }
 

@@ -119,8 +119,9 @@ extension HubServer {
     /// then its name as a change of the board, answered once that is durable
     /// (201; the same bytes again 200; another's bytes under the name 409).
     /// What an upload is refused from its head alone (before its body is
-    /// read): a bad name, no admin, a hub at its limit of boards, a name
-    /// this shop holds for other bytes or a shop full of images; nil to read it.
+    /// read): a bad name, no admin, a hub at its limit of boards; nil to
+    /// read it (a name held for other bytes or a full shop are refused by
+    /// the board, once the bytes are stored).
     func refuseUpload(_ name: String, to board: BoardAddress, request: RequestHead) -> HTTPResponse? {
         guard BanchanShop.isImageName(name) else {
             return json(400, #"{"error":"bad_name","message":"an image name is 1 to 64 of a-z, 0-9, ., _ and -, ending in .png, .jpg, .webp or .svg"}"#)
@@ -132,6 +133,10 @@ extension HubServer {
 
     private func store(_ body: [UInt8], as name: String, in board: BoardAddress, request: RequestHead, exchange: UInt64) -> HTTPResponse? {
         if let refusal = refuseUpload(name, to: board, request: request) { return refusal }
+        // The shell reads bodies up to the largest any kind takes: the shop's own limit here.
+        guard body.count <= ShopImages.maxBytes else {
+            return json(413, #"{"error":"too_large","message":"an image is at most 1 MiB"}"#)
+        }
         guard let declared = BanchanShop.imageType(of: name) else { return json(400, #"{"error":"bad_name","message":"no image type"}"#) }
         guard !body.isEmpty, ShopImages.type(of: body) == declared else {
             return json(415, "{\"error\":\"wrong_type\",\"message\":" + Self.quoted("the bytes are not \(declared), as the name's ending says") + "}")
