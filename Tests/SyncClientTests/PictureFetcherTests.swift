@@ -94,6 +94,39 @@ import WebSocketLoop
     }
 }
 
+/// `PlainHTTP` against answers a broken or hostile server could give: each
+/// is refused with a reason or read exactly, never a crash or a hang.
+@Suite(.serialized) struct PlainHTTPTests {
+    private func get(_ answer: String) throws -> PlainHTTP.Answer {
+        let server = try CannedHTTPServer { _ in .raw(Array(answer.utf8)) }
+        defer { server.stop() }
+        return PlainHTTP.get(host: "127.0.0.1", port: server.port, path: "/shop/demo/images/x.png", maxBytes: 1_000, seconds: 20)
+    }
+
+    @Test func wellFormedBodiesAreReadExactly() throws {
+        #expect(try get("HTTP/1.1 200 OK\r\nContent-Type: image/png; x=1\r\nContent-Length: 5\r\n\r\nhello") == .body(type: "image/png", bytes: Array("hello".utf8)))
+        #expect(try get("HTTP/1.1 200 OK\r\nContent-Type: image/svg+xml\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\n")
+                == .body(type: "image/svg+xml", bytes: Array("abcde".utf8)))
+        #expect(try get("HTTP/1.0 200 OK\r\nContent-Type: image/webp\r\n\r\nto the end") == .body(type: "image/webp", bytes: Array("to the end".utf8)))
+        #expect(try get("HTTP/1.1 404 Not Found\r\nContent-Length: 99999999\r\n\r\n") == .status(404))
+    }
+
+    @Test func hostileAnswersAreRefusedWithAReason() throws {
+        #expect(try get("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n7fffffffffffffff\r\nabc") == .tooLarge, "a chunk size near Int.max")
+        #expect(try get("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n7ffffffffffffffe\r\n") == .tooLarge, "its sum would overflow")
+        #expect(try get("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffff\r\n") == .failed("a broken chunk"))
+        #expect(try get("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n") == .failed("a broken chunk"))
+        #expect(try get("HTTP/1.1 200 OK\r\nContent-Length: 1001\r\n\r\n") == .tooLarge)
+        #expect(try get("HTTP/1.1 200 OK\r\nContent-Length: -5\r\n\r\n") == .failed("a bad Content-Length"))
+        #expect(try get("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort") == .failed("the body broke off"))
+        #expect(try get("HTTP/1.0 200 OK\r\n\r\n" + String(repeating: "x", count: 1_001)) == .tooLarge, "to the end, past the limit")
+        #expect(try get("hello\r\n\r\n") == .failed("not an HTTP answer"))
+        #expect(try get("HTTP/1.1 200 OK\r\nX: " + String(repeating: "y", count: 20_000) + "\r\n\r\n") == .failed("an answer's head past 16 KiB"))
+        #expect(try get("HTTP/1.1 200 OK\r\nContent-") == .failed("the answer broke off"))
+        #expect(PlainHTTP.get(host: "127.0.0.1", port: 1, path: "/", maxBytes: 10, seconds: 5) == .failed("cannot connect to 127.0.0.1:1"))
+    }
+}
+
 private func == (lhs: (PictureState, Bool), rhs: (PictureState, Bool)) -> Bool { lhs.0 == rhs.0 && lhs.1 == rhs.1 }
 
 /// Waits until `condition` holds (at most 30 s).
@@ -114,6 +147,8 @@ final class CannedHTTPServer: Sendable {
         /// A head (`length`: its Content-Length, nil: chunked), then a body of
         /// 64 KiB pieces that never ends until the client goes away.
         case endless(Int, type: String, length: Int?)
+        /// These bytes exactly, then the connection closes.
+        case raw([UInt8])
     }
 
     /// What the server saw, shared with its thread.
@@ -147,14 +182,19 @@ final class CannedHTTPServer: Sendable {
         Thread.detachNewThread {
             while true {
                 let client = accept(listener, nil, nil)
-                guard client >= 0 else { return }
+                guard client >= 0 else {
+                    close(listener)
+                    return
+                }
                 Self.serve(client, respond, counters)
                 close(client)
             }
         }
     }
 
-    func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
+    /// Wakes the thread out of `accept`; the thread closes the listener, so
+    /// its descriptor number is never reused while the thread may still use it.
+    func stop() { shutdown(listener, Int32(SHUT_RDWR)) }
 
     private static func serve(_ client: Int32, _ respond: (String) -> Response, _ counters: Counters) {
         var request: [UInt8] = []
@@ -181,6 +221,8 @@ final class CannedHTTPServer: Sendable {
             let head = "HTTP/1.1 \(status) X\r\nContent-Type: \(type)\r\nContent-Length: \(body.count)\r\n"
                 + (status == 302 ? "Location: /elsewhere.png\r\n" : "") + "Connection: close\r\n\r\n"
             _ = write(Array(head.utf8) + body)
+        case let .raw(bytes):
+            _ = write(bytes)
         case let .endless(status, type, length):
             let framing = length.map { "Content-Length: \($0)" } ?? "Transfer-Encoding: chunked"
             guard write(Array("HTTP/1.1 \(status) X\r\nContent-Type: \(type)\r\n\(framing)\r\nConnection: close\r\n\r\n".utf8)) else { return }

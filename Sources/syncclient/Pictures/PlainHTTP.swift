@@ -41,7 +41,7 @@ enum PlainHTTP {
                     return .failed(reader.why ?? "a broken chunk")
                 }
                 if size == 0 { return .body(type: type, bytes: body) }
-                guard body.count + size <= maxBytes else { return .tooLarge }
+                guard size <= maxBytes - body.count else { return .tooLarge }  // (no sum that could overflow)
                 guard let chunk = reader.bytes(size), reader.line(limit: 2) == "" else { return .failed(reader.why ?? "a broken chunk") }
                 body += chunk
             }
