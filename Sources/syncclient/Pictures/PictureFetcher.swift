@@ -47,8 +47,11 @@ final class PictureFetcher: NSObject, URLSessionDataDelegate, Sendable {
 
     /// Over `ws://`: where the pictures are, for `PlainHTTP`.
     private let plain: (host: String, port: Int, path: String)?
-    /// At most 4 plain fetches at once.
-    private let plainSlots = DispatchSemaphore(value: 4)
+    /// Plain fetches waiting for one of the 4 threads that run them (their
+    /// own threads: a fetch waits on its socket, which must not hold up
+    /// Dispatch's shared pool).
+    private let plainJobs = Mutex<(jobs: [@Sendable () -> Void], threads: Int)>(([], 0))
+    private let plainReady = DispatchSemaphore(value: 0)
 
     init(url: WebSocketURL, tls: ClientTLS?) {
         base = "\(url.isSecure ? "https" : "http")://\(url.host):\(url.port)\(url.path)/images/"
@@ -93,15 +96,28 @@ final class PictureFetcher: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     private func fetchPlain(_ name: String, from plain: (host: String, port: Int, path: String), deliver: @escaping Deliver) {
-        let slots = plainSlots
-        DispatchQueue.global().async {
-            slots.wait()
-            defer { slots.signal() }
+        let job: @Sendable () -> Void = {
             switch PlainHTTP.get(host: plain.host, port: plain.port, path: plain.path + name, maxBytes: Self.maxBytes, seconds: Self.deadlineSeconds) {
             case let .body(type, bytes): deliver(PictureDecoder.decode(bytes, type: type), false)
             case let .status(status): deliver(.failed("\(name): HTTP \(status)"), status >= 500)
             case .tooLarge: deliver(.failed("\(name): larger than a shop's pictures may be"), false)
             case let .failed(why): deliver(.failed("cannot fetch \(name): \(why)"), true)
+            case let .malformed(why): deliver(.failed("\(name): \(why)"), false)
+            }
+        }
+        let startThread = plainJobs.withLock { state -> Bool in
+            state.jobs.append(job)
+            guard state.threads < 4 else { return false }
+            state.threads += 1
+            return true
+        }
+        plainReady.signal()
+        guard startThread else { return }
+        Thread.detachNewThread { [self] in
+            while true {
+                plainReady.wait()
+                guard let next = plainJobs.withLock({ $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }) else { continue }
+                next()
             }
         }
     }

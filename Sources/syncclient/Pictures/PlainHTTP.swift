@@ -12,21 +12,37 @@ enum PlainHTTP {
         /// A status other than 200 (its body unread).
         case status(Int)
         case tooLarge
-        /// Not reached, broken off, not HTTP, or out of time: worth another try later.
+        /// Not reached, broken off or out of time: worth another try later.
         case failed(String)
+        /// Not an HTTP answer this client reads: asking again would not help.
+        case malformed(String)
     }
 
     static func get(host: String, port: Int, path: String, maxBytes: Int, seconds: Double) -> Answer {
         let deadline = Date().addingTimeInterval(seconds)
-        guard let socket = connect(host: host, port: port, deadline: deadline) else { return .failed("cannot connect to \(host):\(port)") }
+        // `[::1]` as a URL writes it; the resolver wants it bare.
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        guard let socket = connect(host: bare, port: port, deadline: deadline) else { return .failed("cannot connect to \(host):\(port)") }
         defer { close(socket) }
         var reader = Reader(socket: socket, deadline: deadline)
-        let request = "GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nAccept: image/*\r\nConnection: close\r\n\r\n"
+        let hostField = bare.contains(":") ? "[\(bare)]" : bare
+        let request = "GET \(path) HTTP/1.1\r\nHost: \(hostField):\(port)\r\nAccept: image/*\r\nConnection: close\r\n\r\n"
         guard reader.write(Array(request.utf8)) else { return .failed("cannot send the request") }
-        guard let head = reader.head(limit: 16_384) else { return .failed(reader.why ?? "no answer") }
-        let lines = String(decoding: head, as: UTF8.self).components(separatedBy: "\r\n")
-        let statusParts = lines.first?.split(separator: " ") ?? []
-        guard statusParts.count >= 2, statusParts[0].hasPrefix("HTTP/1."), let status = Int(statusParts[1]) else { return .failed("not an HTTP answer") }
+        var lines: [String] = []
+        var status = 0
+        repeat {
+            // Informational heads (1xx) come before the answer's own.
+            guard let head = reader.head(limit: 16_384) else {
+                return reader.tooLong ? .malformed("an answer's head past 16 KiB") : .failed(reader.why ?? "no answer")
+            }
+            lines = String(decoding: head, as: UTF8.self).components(separatedBy: "\r\n")
+            let statusParts = lines.first?.split(separator: " ") ?? []
+            guard statusParts.count >= 2, statusParts[0] == "HTTP/1.1" || statusParts[0] == "HTTP/1.0",
+                  statusParts[1].count == 3, statusParts[1].allSatisfy(\.isASCII), let code = Int(statusParts[1]), code >= 100 else {
+                return .malformed("not an HTTP answer")
+            }
+            status = code
+        } while (100..<200).contains(status)
         var fields: [String: String] = [:]
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
@@ -34,20 +50,25 @@ enum PlainHTTP {
         }
         guard status == 200 else { return .status(status) }
         let type = (fields["content-type"] ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-        if fields["transfer-encoding"]?.lowercased().contains("chunked") == true {
+        let codings = (fields["transfer-encoding"] ?? "").lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        if codings.last == "chunked" {
             var body: [UInt8] = []
             while true {
-                guard let sizeLine = reader.line(limit: 1_024), let size = Int(sizeLine.split(separator: ";").first.map(String.init) ?? "", radix: 16), size >= 0 else {
-                    return .failed(reader.why ?? "a broken chunk")
+                guard let sizeLine = reader.line(limit: 1_024) else { return reader.why.map { .failed($0) } ?? .malformed("a broken chunk") }
+                let digits = sizeLine.prefix { $0 != ";" }.trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
+                guard (1...16).contains(digits.count), digits.allSatisfy(\.isHexDigit), let size = Int(digits, radix: 16) else {
+                    return .malformed("a broken chunk")
                 }
                 if size == 0 { return .body(type: type, bytes: body) }
                 guard size <= maxBytes - body.count else { return .tooLarge }  // (no sum that could overflow)
-                guard let chunk = reader.bytes(size), reader.line(limit: 2) == "" else { return .failed(reader.why ?? "a broken chunk") }
+                guard let chunk = reader.bytes(size) else { return .failed(reader.why ?? "the body broke off") }
+                guard reader.line(limit: 2) == "" else { return reader.why.map { .failed($0) } ?? .malformed("a broken chunk") }
                 body += chunk
             }
         }
         if let declared = fields["content-length"] {
-            guard let length = Int(declared), length >= 0 else { return .failed("a bad Content-Length") }
+            guard !declared.isEmpty, declared.allSatisfy({ $0.isASCII && $0.isNumber }) else { return .malformed("a bad Content-Length") }
+            guard let length = Int(declared) else { return .tooLarge }
             guard length <= maxBytes else { return .tooLarge }
             guard let body = reader.bytes(length) else { return .failed(reader.why ?? "the body broke off") }
             return .body(type: type, bytes: body)
@@ -70,11 +91,12 @@ enum PlainHTTP {
         var next: UnsafeMutablePointer<addrinfo>? = first
         while let address = next {
             next = address.pointee.ai_next
-            let fd = socket(address.pointee.ai_family, address.pointee.ai_socktype, address.pointee.ai_protocol)
+            let fd = socket(address.pointee.ai_family, address.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), address.pointee.ai_protocol)
             guard fd >= 0 else { continue }
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            // Each address gets at most 10 s, so one that never answers leaves time for the next.
             if Glibc.connect(fd, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 || errno == EINPROGRESS,
-               Reader.wait(fd, for: Int16(POLLOUT), until: deadline) {
+               Reader.wait(fd, for: Int16(POLLOUT), until: min(deadline, Date().addingTimeInterval(10))) {
                 var error: Int32 = 0
                 var length = socklen_t(MemoryLayout<Int32>.size)
                 if getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0, error == 0 { return fd }
@@ -91,6 +113,15 @@ enum PlainHTTP {
         var buffer: [UInt8] = []
         /// Why the last read failed.
         var why: String?
+        /// The head did not end within its limit.
+        var tooLong = false
+        /// One receive buffer for every read.
+        private var scratch = [UInt8](repeating: 0, count: 65_536)
+
+        init(socket: Int32, deadline: Date) {
+            self.socket = socket
+            self.deadline = deadline
+        }
 
         static func wait(_ fd: Int32, for events: Int16, until deadline: Date) -> Bool {
             var entry = pollfd(fd: fd, events: events, revents: 0)
@@ -121,12 +152,12 @@ enum PlainHTTP {
                 why = "no answer in time"
                 return false
             }
-            var chunk = [UInt8](repeating: 0, count: max(1, min(65_536, limit)))
-            let count = recv(socket, &chunk, chunk.count, 0)
+            let wanted = max(1, min(scratch.count, limit))
+            let count = scratch.withUnsafeMutableBytes { recv(socket, $0.baseAddress, wanted, 0) }
             if count < 0, errno == EAGAIN || errno == EINTR { return true }
             if count < 0 { why = "the connection broke"; return false }
             if count == 0 { return false }
-            buffer += chunk[0..<count]
+            buffer += scratch[0..<count]
             return true
         }
 
@@ -137,8 +168,12 @@ enum PlainHTTP {
                     buffer.removeFirst(end + 4)
                     return head
                 }
-                guard buffer.count < limit, fill(limit: limit - buffer.count) else {
-                    if why == nil { why = buffer.count >= limit ? "an answer's head past 16 KiB" : "the answer broke off" }
+                guard buffer.count < limit else {
+                    tooLong = true
+                    return nil
+                }
+                guard fill(limit: limit - buffer.count) else {
+                    if why == nil { why = "the answer broke off" }
                     return nil
                 }
             }
@@ -151,8 +186,9 @@ enum PlainHTTP {
                     buffer.removeFirst(end + 2)
                     return text
                 }
+                // Past `limit` without a line end: a broken chunk (`why` stays nil).
                 guard buffer.count < limit, fill(limit: limit) else {
-                    if why == nil { why = "a broken chunk" }
+                    if why == nil, buffer.count < limit { why = "the body broke off" }
                     return nil
                 }
             }
