@@ -167,6 +167,14 @@ public struct JSONFields {
         }
     }
 
+    /// `bytes` as text, nil when they are not UTF-8. ASCII, valid UTF-8 as
+    /// it is, skips the validating initialiser (generic, and in profiles
+    /// of the hub's hottest path).
+    static func utf8String(_ bytes: UnsafeRawBufferPointer) -> String? {
+        for byte in bytes where byte >= 0x80 { return String(validating: bytes, as: UTF8.self) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// The text of the JSON string in `range` (quotes included), escapes
     /// resolved; nil when it is not a valid string.
     static func decodeString(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String? {
@@ -177,7 +185,7 @@ public struct JSONFields {
             plain = false
             break
         }
-        if plain { return String(validating: UnsafeRawBufferPointer(rebasing: bytes[inner]), as: UTF8.self) }
+        if plain { return utf8String(UnsafeRawBufferPointer(rebasing: bytes[inner])) }
         var out: [UInt8] = []
         out.reserveCapacity(inner.count)
         var index = inner.lowerBound

@@ -16,6 +16,7 @@ public final class OutgoingFrame: @unchecked Sendable {
         count = bytes.count
         self.isText = isText
         storage = .allocate(byteCount: Self.headroom + max(count, 1), alignment: 16)
+        payload = (storage + Self.headroom).assumingMemoryBound(to: UInt8.self)
         if let base = bytes.baseAddress, count > 0 {
             (storage + Self.headroom).copyMemory(from: base, byteCount: count)
         }
@@ -23,8 +24,13 @@ public final class OutgoingFrame: @unchecked Sendable {
 
     public convenience init(text: String) {
         var text = text
-        let bytes = text.withUTF8 { Array($0) }
-        self.init(bytes, isText: true)
+        let count = text.utf8.count
+        self.init(count: count, isText: true)
+        text.withUTF8 { bytes in
+            if let base = bytes.baseAddress, count > 0 {
+                (storage + Self.headroom).copyMemory(from: base, byteCount: count)
+            }
+        }
     }
 
     public convenience init(_ bytes: [UInt8], isText: Bool = true) {
@@ -44,14 +50,14 @@ public final class OutgoingFrame: @unchecked Sendable {
         self.count = count
         self.isText = isText
         storage = .allocate(byteCount: Self.headroom + max(count, 1), alignment: 16)
+        payload = (storage + Self.headroom).assumingMemoryBound(to: UInt8.self)
     }
 
     deinit { storage.deallocate() }
 
-    /// Pointer to the payload (after the headroom).
-    var payload: UnsafeMutablePointer<UInt8> {
-        (storage + Self.headroom).assumingMemoryBound(to: UInt8.self)
-    }
+    /// Pointer to the payload (after the headroom); stored, so a write
+    /// does not go through the lazily set `headroom` each time.
+    let payload: UnsafeMutablePointer<UInt8>
 
     /// The payload as text (tests and logs).
     public var text: String {

@@ -36,6 +36,8 @@ public final class ServerConnection: @unchecked Sendable {
     /// Set once its `ESTABLISHED` callback returned: frames may then be
     /// written outside its writable callback (`ServerOptions.directWrites`).
     var writesDirectly = false
+    /// In `WebSocketServer.held`: written when the writes held now are let go.
+    var writeHeld = false
     /// Whether a state (or patch) waits in the `latest` slot unwritten: a
     /// newer patch cannot follow it there, a whole state replaces it.
     public var stateWaiting: Bool { latest != nil }
@@ -79,7 +81,7 @@ public final class ServerConnection: @unchecked Sendable {
         let frame = replies[replyHead]
         replyHead += 1
         if replyHead == replies.count {
-            replies.removeAll(keepingCapacity: true)
+            while replies.popLast() != nil {}  // keeps the capacity, specialised (not `removeAll(keepingCapacity:)`)
             replyHead = 0
         } else if replyHead >= 64, replyHead * 2 >= replies.count {
             replies.removeFirst(replyHead)

@@ -73,6 +73,9 @@ public protocol ServerDelegate: AnyObject {
 /// What the server counted, for /metrics.
 public struct ServerStats: Sendable {
     public var framesWritten: UInt64 = 0
+    /// Writes to sockets (`lws_write` calls) that carried those frames:
+    /// frames waiting together leave in one.
+    public var writes: UInt64 = 0
     /// Board states replaced before they were written (conflation).
     public var statesReplaced: UInt64 = 0
     /// Connections closed for not reading (1008).

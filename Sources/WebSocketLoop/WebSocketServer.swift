@@ -186,7 +186,7 @@ public final class WebSocketServer: @unchecked Sendable {
     /// completed (and breaks the libev loop).
     @discardableResult
     private func turnEnded() -> Bool {
-        delegate?.serviceLoopDidRun()
+        holdingWrites { delegate?.serviceLoopDidRun() }
         guard let deadline = stopDeadline, connections.isEmpty || Self.nowNanos() > deadline else { return false }
         if let evLoop { swlws_ev_break(evLoop) }
         return true
@@ -258,7 +258,7 @@ public final class WebSocketServer: @unchecked Sendable {
             connection.receivePaused = true
             lws_rx_flow_control(connection.wsi, 0)
         }
-        requestWrite(connection)
+        requestWrite(connection, mayWait: true)
     }
 
     /// Offers the newest board state: replaces any state not yet written.
@@ -283,11 +283,29 @@ public final class WebSocketServer: @unchecked Sendable {
         lws_callback_on_writable(connection.wsi)
     }
 
-    private func requestWrite(_ connection: ServerConnection) {
-        if connection.waitingSince == nil { connection.waitingSince = Self.nowNanos() }
-        if options.directWrites, connection.writesDirectly, connection.id != receivingFrom, connection.closing == nil,
-           !connection.closed, lws_partial_buffered(connection.wsi) == 0 {
-            // Nothing of it waits in lws: write now (`ServerOptions.directWrites`).
+    /// `mayWait`: a reply, which waits while writes are held (a state never does).
+    private func requestWrite(_ connection: ServerConnection, mayWait: Bool = false) {
+        if connection.waitingSince == nil { connection.waitingSince = holding ? holdStarted : Self.nowNanos() }
+        guard options.directWrites, connection.writesDirectly, connection.id != receivingFrom else {
+            lws_callback_on_writable(connection.wsi)
+            return
+        }
+        if holding && mayWait {
+            // Written with the state this turn gives it, or when the hold ends.
+            if !connection.writeHeld {
+                connection.writeHeld = true
+                held.append(connection)
+            }
+            return
+        }
+        writeNow(connection)
+    }
+
+    /// Writes what `connection` has queued at once when nothing of it waits
+    /// in lws (`ServerOptions.directWrites`), else when lws says it may.
+    private func writeNow(_ connection: ServerConnection) {
+        guard !connection.closed else { return }
+        if connection.closing == nil, lws_partial_buffered(connection.wsi) == 0 {
             if writeable(connection) < 0 {
                 lws_set_timeout(connection.wsi, pending_timeout(rawValue: PENDING_TIMEOUT_USER_OK.rawValue), LWS_TO_KILL_ASYNC)
             }
@@ -295,6 +313,35 @@ public final class WebSocketServer: @unchecked Sendable {
         }
         lws_callback_on_writable(connection.wsi)
     }
+
+    /// Runs `body` (the end of a turn, a piece of posted work) with the
+    /// direct writes of replies held: a board state is written at once and
+    /// takes the replies queued before it along, in the same `send`
+    /// (`writeable`), so a sender's ack and the state its change made leave
+    /// together; replies no state came for are written when `body` ends,
+    /// in the order they were queued.
+    private func holdingWrites(_ body: () -> Void) {
+        guard options.directWrites, !holding else { return body() }
+        holding = true
+        holdStarted = Self.nowNanos()
+        body()
+        holding = false
+        guard !held.isEmpty else { return }
+        var due: [ServerConnection] = []
+        swap(&due, &held)
+        for connection in due {
+            connection.writeHeld = false
+            writeNow(connection)
+        }
+        while due.popLast() != nil {}  // keeps the capacity, specialised (not `removeAll(keepingCapacity:)`)
+        if held.isEmpty { held = due }
+    }
+
+    /// Whether replies are held now (`holdingWrites`), since when, and the
+    /// connections with replies waiting for the hold to end.
+    private var holding = false
+    private var holdStarted: UInt64 = 0
+    private var held: [ServerConnection] = []
 
     /// The connection whose receive callback runs now: its replies wait for
     /// its writable callback (lws is in the middle of reading it).
@@ -438,11 +485,13 @@ public final class WebSocketServer: @unchecked Sendable {
             }
             if lws_write(connection.wsi, batch.payload, length, LWS_WRITE_HTTP) < length { return -1 }
             stats.framesWritten += UInt64(frames)
+            stats.writes += 1
         } else {
             let written = lws_write(connection.wsi, frame.payload, frame.count,
                                     frame.isText ? LWS_WRITE_TEXT : LWS_WRITE_BINARY)
             if written < frame.count { return -1 }
             stats.framesWritten += 1
+            stats.writes += 1
         }
         if connection.receivePaused, connection.queuedReplies <= options.maxQueuedReplies / 2 {
             connection.receivePaused = false
@@ -463,7 +512,7 @@ public final class WebSocketServer: @unchecked Sendable {
             queue.removeAll(keepingCapacity: true)
             return taken
         }
-        for item in work { item() }
+        for item in work { holdingWrites(item) }
         let now = Self.nowNanos()
         if now - lastTick >= 250_000_000 {
             lastTick = now

@@ -404,6 +404,32 @@ def test_healthz_and_metrics(hub):
     assert missing.value.code == 404
 
 
+@pytest.mark.parametrize("stored", [False, True], ids=["in-memory", "stored"])
+def test_a_senders_ack_and_the_state_it_made_leave_in_one_write(make_hub, tmp_path, stored):
+    """The ack of a change and the state it made reach the sender in one
+    socket write, and every other client gets the state in one write: a
+    change costs one write per client, not one more for the sender."""
+    hub = make_hub(data=str(tmp_path / "d") if stored else None)
+    async def main():
+        async with websockets.connect(hub.url("w")) as a, websockets.connect(hub.url("w")) as b, \
+                websockets.connect(hub.url("w")) as c:
+            for ws in (a, b, c):
+                await until(ws, lambda m: m["type"] == "state" and m["clients"] == 3)
+            page = metric_now(hub, None)
+            frames, writes = sample(page, "synchub_messages_out_total"), sample(page, "synchub_socket_writes_total")
+            await a.send(json.dumps({"type": "select", "letter": "Q", "ref": "q"}))
+            assert (await answer(a, "q"))["type"] == "ack"
+            made = lambda m: m["type"] == "state" and m["order"] == ["Q"]
+            if not made(getattr(a, "synchub_latest_state", {"type": ""})):
+                await until(a, made)  # the state came after the ack
+            for ws in (b, c):
+                await until(ws, made)
+            page = metric_now(hub, None)
+            assert sample(page, "synchub_messages_out_total") - frames == 4  # the ack and three states
+            assert sample(page, "synchub_socket_writes_total") - writes == 3
+    run(main())
+
+
 def test_sigterm_sends_1001_and_exits_0(make_hub, tmp_path):
     hub = make_hub(data=str(tmp_path / "d"))
     async def main():

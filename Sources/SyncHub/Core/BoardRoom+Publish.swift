@@ -9,16 +9,9 @@ extension BoardRoom {
     /// another board's or an earlier room's.
     func publish(generations: inout UInt64) -> PublishedState {
         let shape = stateShape()
-        var stateTo: [UInt64] = [], patchTo: [UInt64] = [], presenceTo: [UInt64] = []
-        for (id, member) in members {
-            if member.presenceOnly {
-                presenceTo.append(id)
-            } else if member.format == .patch {
-                patchTo.append(id)
-            } else {
-                stateTo.append(id)
-            }
-        }
+        let audience = currentAudience()
+        var stateTo = audience.state
+        let patchTo = audience.patch, presenceTo = audience.presence
         // Every new shape gets a new number; one equal to the last keeps it.
         let base = publishedGeneration
         var patch: String?
@@ -56,11 +49,25 @@ extension BoardRoom {
                               generation: publishedGeneration, patch: patch, presence: presence, presenceTo: presence == nil ? [] : presenceTo)
     }
 
+    /// Who takes whole states, patches and presence: kept between
+    /// publishes (a fan-out does not walk the members), made again after
+    /// `audienceChanged()`. Debug builds check it against the members.
+    private func currentAudience() -> Audience {
+        if let audience {
+            assert(audience.matches(Audience(members)), "a member came, left or changed format without audienceChanged()")
+            return audience
+        }
+        let made = Audience(members)
+        audience = made
+        return made
+    }
+
     /// `subscribe`: whole states or patches from now on; the connection
     /// gets the whole state with the next publish, made at once.
     func subscribe(_ connection: UInt64, to format: StateFormat, core: inout HubCore) {
         guard members[connection] != nil else { return }
         members[connection]?.format = format
+        audienceChanged()
         wholeStateDue.insert(connection)
         core.markForPublish(self)
     }
@@ -74,5 +81,27 @@ extension BoardRoom {
             editing.write(to: &out)
         }
         return out
+    }
+}
+
+/// The connections of a board by what a publish gives them.
+struct Audience {
+    var state: [UInt64] = [], patch: [UInt64] = [], presence: [UInt64] = []
+
+    init(_ members: [UInt64: Member]) {
+        for (id, member) in members {
+            if member.presenceOnly {
+                presence.append(id)
+            } else if member.format == .patch {
+                patch.append(id)
+            } else {
+                state.append(id)
+            }
+        }
+    }
+
+    /// The same connections in each list, in any order.
+    func matches(_ other: Audience) -> Bool {
+        Set(state) == Set(other.state) && Set(patch) == Set(other.patch) && Set(presence) == Set(other.presence)
     }
 }

@@ -14,7 +14,13 @@ class BoardRoom {
     var version: UInt64
     /// The newest durable version: what `state` frames show.
     var durableVersion: UInt64
+    /// Who is on the board. After a member comes, leaves or changes what
+    /// it takes (`format`, `presenceOnly`), call `audienceChanged()`.
     var members: [UInt64: Member] = [:]
+    /// `members` by what a publish gives them (`BoardRoom+Publish`); nil
+    /// when it must be made again.
+    var audience: Audience?
+    func audienceChanged() { audience = nil }
     /// The members whose `hello` was accepted (replica clients), kept apart
     /// so that relaying costs nothing on boards of thin clients.
     var replicaMembers: Set<UInt64> = []

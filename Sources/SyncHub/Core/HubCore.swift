@@ -233,6 +233,7 @@ struct HubCore {
             guest: guest,
             messages: RateLimiter(rate: limits.messagesPerSecond, burst: limits.messageBurst, now: now),
             badFrames: RateLimiter(rate: limits.badFramesPerSecond, burst: limits.badFrameBurst, now: now))
+        boards[board]?.audienceChanged()
         boards[board]?.emptySince = nil
         // A newcomer gets the whole state with the next publish, also when
         // that publish looks unchanged to everyone else (one left as it came:
@@ -270,6 +271,7 @@ struct HubCore {
         expiries[connection] = nil
         guard let board = boardOf.removeValue(forKey: connection) else { return }
         boards[board]?.members[connection] = nil
+        boards[board]?.audienceChanged()
         boards[board]?.replicaMembers.remove(connection)
         boards[board]?.awaitingSync.removeAll { $0.connection == connection }
         boards[board]?.setName(nil, for: connection)

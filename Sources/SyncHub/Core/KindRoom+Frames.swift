@@ -273,6 +273,7 @@ extension KindRoom {
             members[connection]?.replica = nil
             if members[connection]?.presenceOnly == true {
                 members[connection]?.presenceOnly = false
+                audienceChanged()
                 wholeStateDue.insert(connection)
                 core.markForPublish(self)
             }
@@ -291,6 +292,7 @@ extension KindRoom {
             // way the state it holds is not the last published one: a whole
             // state when it takes states again.
             members[connection]?.presenceOnly = hello.presenceOnly
+            audienceChanged()
             lastPresence = nil
             wholeStateDue.insert(connection)
             core.markForPublish(self)

@@ -162,7 +162,9 @@ class KindRoom<Kind: HostedKind>: BoardRoom {
         let (operations, checkpoint, toAuthor) = inFlight[inFlightHead]
         inFlightHead += 1
         if inFlightHead == inFlight.count {
-            inFlight.removeAll(keepingCapacity: true)
+            // Not `removeAll(keepingCapacity:)`: that stays generic here
+            // (element by element through the type's metadata), `popLast` is specialised.
+            while inFlight.popLast() != nil {}
             inFlightHead = 0
         }
         for operation in operations {

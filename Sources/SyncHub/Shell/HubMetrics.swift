@@ -10,6 +10,7 @@ final class HubMetrics {
     private let boards: Gauge
     private let messagesIn: Counter
     private let messagesOut: Counter
+    private let socketWrites: Counter
     private let applied: Counter
     private let refused: Counter
     private let errors: Counter
@@ -50,6 +51,7 @@ final class HubMetrics {
         authForbidden = registry.makeCounter(name: "synchub_auth_forbidden_total", help: "No role on the board (403, 4403) and changes refused to read-only connections")
         authExpired = registry.makeCounter(name: "synchub_auth_expired_total", help: "Connections closed at their token's expiry (4401)")
         messagesOut = registry.makeCounter(name: "synchub_messages_out_total", help: "Frames written to clients")
+        socketWrites = registry.makeCounter(name: "synchub_socket_writes_total", help: "Writes to client sockets that carried those frames (frames due together leave in one)")
         applied = registry.makeCounter(name: "synchub_operations_applied_total", help: "Operations merged into boards")
         refused = registry.makeCounter(name: "synchub_operations_refused_total", help: "Intents or operations refused (board full, stale, ...)")
         errors = registry.makeCounter(name: "synchub_errors_sent_total", help: "error frames sent for malformed input")
@@ -102,6 +104,7 @@ final class HubMetrics {
         bump(committed, counters.recordsCommitted, lastCounters.recordsCommitted)
         bump(evicted, counters.boardsEvicted, lastCounters.boardsEvicted)
         bump(messagesOut, stats.framesWritten, lastStats.framesWritten)
+        bump(socketWrites, stats.writes, lastStats.writes)
         bump(drops, stats.statesReplaced, lastStats.statesReplaced)
         bump(stalled, stats.stalledClosed, lastStats.stalledClosed)
         bump(oversized, stats.oversizedClosed, lastStats.oversizedClosed)

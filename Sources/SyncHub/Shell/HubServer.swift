@@ -507,15 +507,12 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     /// the whole state (latest wins) to the others, presence to replica
     /// clients that asked for it. Each frame is encoded once.
     private func deliver(_ published: PublishedState) {
-        var whole: OutgoingFrame?
-        func wholeFrame() -> OutgoingFrame {
-            if let whole { return whole }
-            let frame = OutgoingFrame(text: published.frame)
-            whole = frame
-            return frame
-        }
-        for id in published.stateTo {
-            if let connection = server.connections[id] { server.sendLatest(wholeFrame(), to: connection) }
+        // Encoded once, and only when some connection takes it.
+        var whole = published.stateTo.isEmpty ? nil : OutgoingFrame(text: published.frame)
+        if let whole {
+            for id in published.stateTo {
+                if let connection = server.connections[id] { server.sendLatest(whole, to: connection) }
+            }
         }
         let patch = published.patch.map { OutgoingFrame(text: $0) }
         for id in published.patchTo {
@@ -523,7 +520,10 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             switch published.delivery(to: id, holding: connection.heldState, stateWaiting: connection.stateWaiting) {
             case .nothing: continue
             case .patch: if let patch { server.sendLatest(patch, to: connection) }
-            case .whole: server.sendLatest(wholeFrame(), to: connection)
+            case .whole:
+                let frame = whole ?? OutgoingFrame(text: published.frame)
+                whole = frame
+                server.sendLatest(frame, to: connection)
             }
             connection.heldState = published.generation
         }

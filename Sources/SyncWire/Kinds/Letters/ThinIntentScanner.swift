@@ -76,7 +76,7 @@ public enum ThinIntentScanner {
                 let limit = bit == 8 ? ClientLimits.maxRefLength : ClientLimits.maxKeyLength
                 guard let value = string(), value.count <= limit, bit == 8 || value.count > 0 else { return nil }
                 // Invalid UTF-8 would be repaired by decoding; let the full decoder refuse it.
-                guard let text = String(validating: value, as: UTF8.self) else { return nil }
+                guard let text = JSONFields.utf8String(value) else { return nil }
                 if bit == 8 { fields.ref = text } else { fields.key = text }
             }
             skipSpace()
