@@ -162,6 +162,12 @@ public enum HubMessage {
     /// Appends `text` as a JSON string literal, escaping what JSON requires.
     public static func appendJSONString(_ text: String, to out: inout String) {
         out += "\""
+        // Most text needs no escape: appended whole, not scalar by scalar.
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
+            out += text
+            out += "\""
+            return
+        }
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""

@@ -43,11 +43,13 @@ extension HubCore {
 
     /// The board a connection waiting for its token is for, once its token
     /// was verified (cluster mode reads it, or catches up on it, then).
+    @inline(__always)  // see HubCore.parse
     func awaitingBoard(connection: UInt64) -> BoardAddress? {
         guard let waiting = awaiting[connection], waiting.grant != nil else { return nil }
         return waiting.board
     }
 
+    @inline(__always)  // see HubCore.parse
     func isAwaitingToken(_ connection: UInt64) -> Bool { awaiting[connection] != nil }
 
     /// The store's copy of the board `boardToLoad` named.
@@ -58,7 +60,9 @@ extension HubCore {
     /// Refused changes a minute after which a `read` connection is closed (A9).
     static let forbiddenPerMinute = 10
 
-    var authRequired: Bool { verifier != nil }
+    var authRequired: Bool {
+        @inline(__always) get { verifier != nil }  // see HubCore.parse
+    }
 
     /// A completed upgrade: open hub, a header token's grant, or wait for `auth`.
     mutating func arrive(_ connection: UInt64, board: BoardAddress, stored: StoredBoard?, grant: Grant?, actions: inout [HubAction]) {

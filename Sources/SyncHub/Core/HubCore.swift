@@ -116,6 +116,11 @@ struct HubCore {
 
     /// Parses a text frame of `connection` by its board's kind; nil when the
     /// connection is on no board.
+    /// Always inlined, like the other reads the shell makes per frame: a
+    /// non-mutating call on the shell's `core` (a struct in a class) would
+    /// otherwise copy the whole core, every dictionary retained and
+    /// released, for each frame (seen in profiles of the paced fan-out).
+    @inline(__always)
     func parse(connection: UInt64, _ bytes: UnsafeRawBufferPointer) -> ParsedFrame? {
         guard let board = boardOf[connection], let room = boards[board] else {
             guard awaiting[connection] != nil else { return nil }
@@ -322,6 +327,7 @@ struct HubCore {
     /// The board whose store the shell must ask about `key` before handing
     /// over `connection`'s keyed intent: memory lacks the key and the store
     /// may hold it. Nil when memory decides.
+    @inline(__always)  // see `parse`
     func keyToLookUp(connection: UInt64, key: String) -> String? {
         guard let board = boardOf[connection], let room = boards[board] else { return nil }
         return room.keys.mayBeInStore && room.keys[key] == nil ? board : nil

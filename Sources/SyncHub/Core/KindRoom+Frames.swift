@@ -10,20 +10,23 @@ extension KindRoom {
     func parseFrame(_ bytes: UnsafeRawBufferPointer) -> ParsedFrame {
         do throws(ProtocolError) {
             let message = try Message.parse(bytes)
-            var isOperations = false, isHello = false, isChange = false
+            // One pass over the message (each read of it copies its strings), then boxed once.
+            var key: String?, ref: String?
+            var isOperations = false, isHello = false, isChange = false, needsAdmin = false
             switch message {
-            case .operations: isOperations = true; isChange = true
-            case .hello: isHello = true
-            case .intent, .editing: isChange = true
-            case .join, .auth, .subscribe, .query: break
+            case let .intent(intent, intentRef, intentKey):
+                (ref, key, isChange, needsAdmin) = (intentRef, intentKey, true, Kind.needsAdmin(intent))
+            case let .operations(operations, operationsRef):
+                (ref, isOperations, isChange) = (operationsRef, true, true)
+                needsAdmin = operations.contains { Kind.needsAdmin(change: $0.change) }
+            case let .editing(_, editingRef):
+                (ref, isChange) = (editingRef, true)
+            case .hello:
+                isHello = true
+            case let .join(_, other), let .auth(_, other), let .subscribe(_, other), let .query(_, other):
+                ref = other
             }
-            var needsAdmin = false
-            switch message {
-            case let .intent(intent, _, _): needsAdmin = Kind.needsAdmin(intent)
-            case let .operations(operations, _): needsAdmin = operations.contains { Kind.needsAdmin(change: $0.change) }
-            default: break
-            }
-            return ParsedFrame(key: message.key, ref: message.ref, isOperations: isOperations, isHello: isHello,
+            return ParsedFrame(key: key, ref: ref, isOperations: isOperations, isHello: isHello,
                                message: message, error: nil, isChange: isChange, needsAdmin: needsAdmin)
         } catch {
             return ParsedFrame(key: nil, ref: WireDecoding.ref(inUnreadable: Data(bytes)), isOperations: false, isHello: false,
