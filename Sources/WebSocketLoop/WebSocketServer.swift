@@ -265,6 +265,18 @@ public final class WebSocketServer: @unchecked Sendable {
     public func sendLatest(_ frame: OutgoingFrame, to connection: ServerConnection) {
         assertOnServiceThread()
         guard !connection.closed, connection.closing == nil else { return }
+        if connection.latest == nil, connection.replyHead == connection.replies.count, options.directWrites,
+           connection.writesDirectly, connection.id != receivingFrom, lws_partial_buffered(connection.wsi) == 0 {
+            // Nothing of it waits, here or in lws: written now, never queued
+            // (a fan-out's usual case, and its per-client cost).
+            if lws_write(connection.wsi, frame.payload, frame.count, frame.isText ? LWS_WRITE_TEXT : LWS_WRITE_BINARY) < frame.count {
+                lws_set_timeout(connection.wsi, pending_timeout(rawValue: PENDING_TIMEOUT_USER_OK.rawValue), LWS_TO_KILL_ASYNC)
+                return
+            }
+            stats.framesWritten += 1
+            stats.writes += 1
+            return
+        }
         if connection.latest != nil { stats.statesReplaced += 1 }
         connection.latest = frame
         requestWrite(connection)
