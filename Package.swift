@@ -58,7 +58,14 @@ let package = Package(
                 swiftSettings: [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]),
 
         // The one place that calls libwebsockets: server and client event loops.
-        .target(name: "WebSocketLoop", dependencies: ["CLibWebsockets"]),
+        // Release builds drop the dynamic exclusivity checks of this module
+        // only: its state is confined to the loop's thread (asserted) and lws
+        // never calls back into it while one of its accesses is open, and the
+        // checks were 11 % of the hub's instructions per paced change, paid
+        // once per client of a fan-out (BENCHMARKS.md, "One write per
+        // client"). Debug builds, which every test runs, keep them.
+        .target(name: "WebSocketLoop", dependencies: ["CLibWebsockets"],
+                swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
 
         .executableTarget(
             name: "SyncHub",
