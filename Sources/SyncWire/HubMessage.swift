@@ -57,9 +57,14 @@ public enum HubMessage {
     /// `members`: the kind's own fields (`WireKind.ackMembers`), or "".
     public static func ack(ref: String?, version: UInt64, have: UInt64? = nil, members: String = "") -> String {
         var out = "{\"type\":\"ack\""
+        out.reserveCapacity(64 + members.utf8.count)
         appendRef(ref, to: &out)
-        out += ",\"version\":\(version)"
-        if let have { out += ",\"have\":\(have)" }
+        out += ",\"version\":"
+        out += String(version)
+        if let have {
+            out += ",\"have\":"
+            out += String(have)
+        }
         if !members.isEmpty { out += "," + members }
         out += "}"
         return out
@@ -162,8 +167,14 @@ public enum HubMessage {
     /// Appends `text` as a JSON string literal, escaping what JSON requires.
     public static func appendJSONString(_ text: String, to out: inout String) {
         out += "\""
-        // Most text needs no escape: appended whole, not scalar by scalar.
-        if !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
+        // Most text needs no escape: appended whole, not scalar by scalar,
+        // after a scan of its bytes in place.
+        var copy = text
+        let plain = copy.withUTF8 { bytes in
+            for byte in bytes where byte < 0x20 || byte == 0x22 || byte == 0x5C { return false }
+            return true
+        }
+        if plain {
             out += text
             out += "\""
             return

@@ -28,6 +28,7 @@ public enum StateShape: Equatable, Sendable {
     /// The JSON text of this value.
     public var json: String {
         var out = ""
+        out.reserveCapacity(256)  // a small state in one allocation; a large one grows from there
         write(to: &out)
         return out
     }
