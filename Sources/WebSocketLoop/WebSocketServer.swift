@@ -275,6 +275,7 @@ public final class WebSocketServer: @unchecked Sendable {
             }
             stats.framesWritten += 1
             stats.writes += 1
+            connection.lastWasState = true  // as `takeNextFrame` would: the lanes keep alternating
             return
         }
         if connection.latest != nil { stats.statesReplaced += 1 }
