@@ -59,11 +59,13 @@ let package = Package(
 
         // The one place that calls libwebsockets: server and client event loops.
         // Release builds drop the dynamic exclusivity checks of this module
-        // only: its state is confined to the loop's thread (asserted) and lws
-        // never calls back into it while one of its accesses is open, and the
-        // checks were 11 % of the hub's instructions per paced change, paid
-        // once per client of a fan-out (BENCHMARKS.md, "One write per
-        // client"). Debug builds, which every test runs, keep them.
+        // only (the hub's server loop and the clients' loop): its state is
+        // confined to each loop's thread, and no stored property of it is in
+        // the middle of an access across a call into lws or a delegate (lws
+        // does call back synchronously, e.g. from lws_write). The checks were
+        // 11 % of the hub's instructions per paced change, paid once per
+        // client of a fan-out (BENCHMARKS.md, "One write per client").
+        // Debug builds, which every test runs, keep them.
         .target(name: "WebSocketLoop", dependencies: ["CLibWebsockets"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
 

@@ -10,7 +10,9 @@
 # The server runs under callgrind (a copy without debug info: valgrind 3.19
 # cannot read Swift 6.3's DWARF 5); counting is zeroed 8 s in, once every
 # client sends, and dumped 8 s later. The hub's changes in that window come
-# from its /metrics (operations applied); the broadcaster's are 20/s x 8 s.
+# from its /metrics (operations applied, read just inside it); the
+# broadcaster's are taken as 20/s x 8 s (the hub's counts show 140-150).
+# HUB_ARGS="..." adds hub flags (e.g. --event-loop poll); CLIENTS=N another board size.
 set -euo pipefail
 KIND=$1; BIN=$2; TOOL=${3:-$2}
 WORK=$(mktemp -d /tmp/hub-instructions.XXXXXX)
@@ -19,21 +21,21 @@ PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 if [[ $KIND == raw ]]; then
     cp "$BIN/raw-broadcaster" "$WORK/server"; ARGS=(--port "$PORT" --validate-utf8); RAW=(--raw)
 else
-    cp "$BIN/synchub" "$WORK/server"; ARGS=(--port "$PORT" --log-level error --rate 10000000 --burst 10000000 --in-memory); RAW=()
+    cp "$BIN/synchub" "$WORK/server"; ARGS=(--port "$PORT" --log-level error --rate 10000000 --burst 10000000 --in-memory ${HUB_ARGS:-}); RAW=()
 fi
 strip --strip-debug "$WORK/server"
 valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.%p" "$WORK/server" "${ARGS[@]}" > "$WORK/server.log" 2>&1 &
 SERVER=$!
 for _ in $(seq 600); do grep -q "listening on" "$WORK/server.log" && break; sleep 0.1; done
-"$TOOL/syncclient" bench "ws://127.0.0.1:$PORT" --json --quiet --clients 50 --rate 20 --duration 16 --warmup 2 > "$WORK/bench.json" &
+"$TOOL/syncclient" bench "ws://127.0.0.1:$PORT" --json --quiet --clients ${CLIENTS:-50} --rate 20 --duration 16 --warmup 2 ${RAW[@]+"${RAW[@]}"} > "$WORK/bench.json" &
 BENCH=$!
 applied() { curl -s "http://127.0.0.1:$PORT/metrics" | awk '/^synchub_operations_applied_total /{print $2}'; }
 sleep 8
-[[ $KIND == hub ]] && BEFORE=$(applied)
 callgrind_control -z "$SERVER" > /dev/null 2>&1
+[[ $KIND == hub ]] && BEFORE=$(applied)
 sleep 8
-callgrind_control -d "$SERVER" > /dev/null 2>&1
 [[ $KIND == hub ]] && AFTER=$(applied)
+callgrind_control -d "$SERVER" > /dev/null 2>&1
 wait "$BENCH" || true
 kill "$SERVER"; wait "$SERVER" 2>/dev/null || true
 DUMP=$(ls "$WORK"/cg.*.1)

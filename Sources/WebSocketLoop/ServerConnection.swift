@@ -70,10 +70,15 @@ public final class ServerConnection: @unchecked Sendable {
         }
     }
 
+    /// Set when a state comes for a connection whose replies were held this
+    /// turn: those replies (the acks of what the state shows) go first.
+    var repliesFirst = false
+
     func takeNextFrame() -> OutgoingFrame? {
-        if let frame = latest, !(lastWasState && replyHead < replies.count) {
+        if let frame = latest, replyHead == replies.count || !(lastWasState || repliesFirst) {
             latest = nil
             lastWasState = true
+            repliesFirst = false
             return frame
         }
         lastWasState = false

@@ -26,7 +26,9 @@ public struct ServerOptions: Sendable {
     /// lws, instead of asking the event loop to watch it for writability
     /// (with libev, two `epoll_ctl` per write: the paced fan-out's largest
     /// cost after `send` itself). A connection whose receive callback is
-    /// running, or that is closing, waits for its writable callback.
+    /// running, or that is closing, waits for its writable callback; a
+    /// reply queued at the end of a turn or in posted work waits for the
+    /// state that follows it, or for that work to end (`holdingWrites`).
     public var directWrites = true
     /// With files, the server speaks only TLS (`wss://`, `https://`) on its port.
     public var tls: TLSFiles?

@@ -279,6 +279,8 @@ public final class WebSocketServer: @unchecked Sendable {
             return
         }
         if connection.latest != nil { stats.statesReplaced += 1 }
+        // Replies held this turn (acks of the changes this state shows) go before it.
+        if connection.writeHeld { connection.repliesFirst = true }
         connection.latest = frame
         requestWrite(connection)
     }
@@ -288,6 +290,8 @@ public final class WebSocketServer: @unchecked Sendable {
     public func close(_ connection: ServerConnection, code: UInt16, reason: String) {
         assertOnServiceThread()
         guard !connection.closed, connection.closing == nil else { return }
+        // Replies held this turn leave before the close, as they would have unheld.
+        if connection.writeHeld { writeNow(connection) }
         connection.closing = (code, String(reason.utf8.prefix(100)) ?? "")
         connection.latest = nil
         connection.replies.removeAll()
@@ -339,6 +343,13 @@ public final class WebSocketServer: @unchecked Sendable {
         holdStarted = Self.nowNanos()
         body()
         holding = false
+        writeHeldReplies()
+    }
+
+    /// Writes the replies held so far now, within a hold: before work that
+    /// may block (cluster mode's reads of Redis), so they do not wait for it.
+    public func writeHeldReplies() {
+        assertOnServiceThread()
         guard !held.isEmpty else { return }
         var due: [ServerConnection] = []
         swap(&due, &held)

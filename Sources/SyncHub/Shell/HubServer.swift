@@ -424,6 +424,8 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
                             carryOut(core.handle(.logHead(board: board, epoch: epoch, lost: lost)))
                         }
                     }
+                    // Answers so far leave now, not after the reads of Redis below.
+                    server.writeHeldReplies()
                     reloadBehind()
                     carryOut(core.publishChanged())
                 }
