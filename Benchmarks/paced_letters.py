@@ -21,6 +21,15 @@ saw it" (`visibilityAtEveryClientMillis`) is printed next to it; the
 broadcaster's tool has no such figure. Verdict: hub p99 <= LIMIT x the
 broadcaster's p99 in every repetition. Prints the 1-minute load average
 before each run. Raw runs: Benchmarks/results/paced-letters-latest.json.
+
+`--slices N` compares side by side within each repetition: the hub and the
+broadcaster both run for the whole repetition, and the tool alternates
+between them N times (hub, raw, hub, raw, ... with the first one rotating by
+repetition), each slice SECONDS/N measured after its own warm-up. A slice's
+samples come back as a histogram (`syncclient bench --histogram`); each
+server's slices are pooled, and the repetition's p99 is the pooled one. The
+machine's drift over tens of seconds then falls on both servers alike, where
+back-to-back runs give it to one of them.
 """
 import argparse, json, os, pathlib, statistics, sys, time
 
@@ -42,6 +51,61 @@ def run(kind, seconds, warmup, hub_args=()):
     return report
 
 
+def pooled(slices):
+    """One report from several slices' reports: the visibility histograms
+    summed (percentiles read from the sum), the rest from the slices."""
+    counts = {}
+    for r in slices:
+        for value, count in r.pop("visibilityHistogram"):
+            counts[value] = counts.get(value, 0) + count
+    total = sum(counts.values())
+
+    def at(percentile):
+        seen = 0
+        for value in sorted(counts):
+            seen += counts[value]
+            if seen >= percentile / 100 * total:
+                return round(value / 1e6, 3)
+        return 0.0
+
+    out = dict(slices[0])
+    out["visibilityMillis"] = {"count": total, "p50": at(50), "p90": at(90), "p99": at(99), "p999": at(99.9),
+                               "max": round(max(counts) / 1e6, 3)}
+    out["slicesVisibilityP99"] = [r["visibilityMillis"]["p99"] for r in slices]
+    out["converged"] = all(r["converged"] for r in slices)
+    out["acknowledgedPerSecond"] = statistics.mean(r["acknowledgedPerSecond"] for r in slices)
+    for key in ("hubCPUPercent", "benchCPUPercent"):
+        values = [r[key] for r in slices if r.get(key) is not None]
+        out[key] = statistics.mean(values) if values else None
+    every = [r.get("visibilityAtEveryClientMillis", {}).get("p99", 0.0) for r in slices]
+    out["visibilityAtEveryClientMillis"] = {"p99": max(every)}
+    return out
+
+
+def sliced_rep(rep, opts):
+    """One repetition of `--slices`: both servers up throughout, the tool
+    alternating between them."""
+    load = os.getloadavg()[0]
+    hub = campaign.Server("raw", ()) if opts.control else campaign.Server("memory", opts.hub_arg)
+    raw = campaign.Server("raw", ())
+    servers = {"hub": hub, "raw": raw}
+    order = ("hub", "raw") if rep % 2 == 0 else ("raw", "hub")
+    got = {"hub": [], "raw": []}
+    try:
+        for _ in range(opts.slices):
+            for kind in order:
+                got[kind].append(campaign.bench(servers[kind], *ARGS, "--duration", opts.seconds / opts.slices,
+                                                "--warmup", opts.warmup, "--histogram",
+                                                raw=kind == "raw" or opts.control))
+    finally:
+        hub.stop()
+        raw.stop()
+    result = {kind: pooled(got[kind]) for kind in got}
+    for report in result.values():
+        report["load1"] = load
+    return order, result
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", type=pathlib.Path, default=campaign.BIN,
@@ -54,13 +118,18 @@ def main():
                         help="extra synchub argument (diagnostics, e.g. --hub-arg=--event-loop --hub-arg=poll)")
     parser.add_argument("--control", action="store_true",
                         help="A/A control: the broadcaster in place of the hub too (the criterion's noise floor)")
+    parser.add_argument("--slices", type=int, default=0,
+                        help="side by side: both servers up, the tool alternating between them this many times a repetition")
     parser.add_argument("--out", type=pathlib.Path, default=ROOT / "Benchmarks" / "results" / "paced-letters-latest.json")
     opts = parser.parse_args()
     campaign.BIN = opts.bin
     reps = []
     for rep in range(opts.reps):
-        order = ("hub", "raw") if rep % 2 == 0 else ("raw", "hub")
-        got = {kind: run("raw" if opts.control else kind, opts.seconds, opts.warmup, opts.hub_arg) for kind in order}
+        if opts.slices:
+            order, got = sliced_rep(rep, opts)
+        else:
+            order = ("hub", "raw") if rep % 2 == 0 else ("raw", "hub")
+            got = {kind: run("raw" if opts.control else kind, opts.seconds, opts.warmup, opts.hub_arg) for kind in order}
         if opts.control:
             got["hub"].setdefault("visibilityAtEveryClientMillis", {"p99": 0.0})
         hub, raw = got["hub"], got["raw"]
@@ -75,6 +144,8 @@ def main():
         print("control (A/A): the \"hub\" columns are a second broadcaster run")
     if opts.hub_arg:
         print(f"hub started with: {' '.join(opts.hub_arg)}")
+    if opts.slices:
+        print(f"side by side: {opts.slices} alternating slices of {opts.seconds / opts.slices:g} s per server, pooled")
     print("| run | first | hub p99 ms | broadcaster p99 ms | hub / broadcaster | hub p50 / broadcaster p50 ms "
           "| hub p99 per op, last client ms | hub ops acked/s, converged | hub CPU % / tool CPU % (hub run) "
           "| load 1 min (hub run / raw run) |")
@@ -98,7 +169,7 @@ def main():
           f"{sum(x <= opts.limit for x in ratios)} of {len(ratios)} runs (worst {worst:.2f}x, "
           f"median {statistics.median(ratios):.2f}x)")
     opts.out.parent.mkdir(parents=True, exist_ok=True)
-    opts.out.write_text(json.dumps({"bin": str(opts.bin), "hubArgs": opts.hub_arg, "control": opts.control, "reps": reps, "seconds": opts.seconds, "warmup": opts.warmup,
+    opts.out.write_text(json.dumps({"bin": str(opts.bin), "hubArgs": opts.hub_arg, "control": opts.control, "slices": opts.slices, "reps": reps, "seconds": opts.seconds, "warmup": opts.warmup,
                                     "limit": opts.limit, "machine": campaign.machine(), "met": met,
                                     "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
                                    indent=1, default=str))

@@ -1,5 +1,6 @@
 """`syncclient bench` against the real hub: its summary, never its speed (issue 5)."""
-import json, subprocess
+import itertools, json, math, subprocess
+import pytest
 from hubprocess import Hub, BIN
 
 
@@ -24,6 +25,37 @@ def test_paced_bench_converges_and_its_counts_add_up(hub):
     assert report["visibilityAtEveryClientMillis"]["count"] == changes
     assert report["ackMillis"]["count"] == report["operationsAcknowledged"] + report["operationsRejected"]
     assert report["hubRSSMiB"] > 0 and report["benchCPUPercent"] >= 0
+
+
+def test_histogram_holds_every_visibility_sample_and_its_percentiles(hub):
+    # `--histogram` (pooling runs, Benchmarks/paced_letters.py --slices): the
+    # buckets hold exactly the samples the percentiles were read from.
+    report = run_bench(hub, "--clients", 4, "--rate", 40, "--duration", 1.5, "--warmup", 0.3, "--histogram")
+    buckets = report["visibilityHistogram"]
+    assert buckets and all(count > 0 for _, count in buckets)
+    values = [value for value, _ in buckets]
+    assert values == sorted(values) and len(set(values)) == len(values)
+    total = sum(count for _, count in buckets)
+    assert total == report["visibilityMillis"]["count"] > 0
+    # The p99 read back from the buckets is the report's own.
+    # The p99 read back from the buckets as the histogram reads it (the
+    # first bucket where the running count reaches 99 %) is the report's own.
+    wanted = math.ceil(math.nextafter(99.0, 0.0) * total / 100)
+    running = itertools.accumulate(count for _, count in buckets)
+    p99 = next(value for value, upto in zip(values, running) if upto >= wanted)
+    assert round(p99 / 1e6, 3) == report["visibilityMillis"]["p99"]
+    # The last bucket holds the largest sample (its upper edge, within the
+    # histogram's resolution of 0.1 %).
+    assert values[-1] / 1e6 == pytest.approx(report["visibilityMillis"]["max"], rel=0.002, abs=0.001)
+    # Without the flag the report has no histogram.
+    assert "visibilityHistogram" not in run_bench(hub, "--clients", 2, "--rate", 20, "--duration", 0.5, "--warmup", 0.2)
+
+
+def test_histogram_needs_an_operations_report(hub):
+    for extra in ([], ["--json", "--connect-only"]):
+        out = subprocess.run([str(BIN / "syncclient"), "bench", f"ws://127.0.0.1:{hub.port}", "--histogram", *extra],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 2 and "--histogram adds to the --json report" in out.stderr
 
 
 def test_saturated_bench_converges(make_hub):

@@ -38,6 +38,9 @@ struct BenchPlan: Sendable {
     /// waits for sockets again, so that one wake-up reads many frames (as a
     /// network card coalesces interrupts). 0: read every frame at once.
     var readBatchMicros: UInt32 = 0
+    /// `--histogram`: the report carries the visibility samples, bucketed,
+    /// so runs can be pooled (Benchmarks/paced_letters.py `--slices`).
+    var histogram = false
 
     var totalClients: Int { boardNames.count * clientsPerBoard }
 

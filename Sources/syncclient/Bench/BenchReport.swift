@@ -81,6 +81,10 @@ struct BenchReport: Codable {
     var visibilitySameHubMillis: Percentiles?
     /// `visibilityMillis` at the clients on the other hubs.
     var visibilityCrossHubMillis: Percentiles?
+    /// `--histogram` only: `visibilityMillis`'s samples as [nanoseconds, count]
+    /// pairs, one per recorded bucket (the bucket's highest value), so that
+    /// several runs pool into one distribution.
+    var visibilityHistogram: [[UInt64]]?
     /// How many `--hub-pid` processes `hubRSSMiB` and `hubCPUPercent` sum (only when more than one).
     var hubProcesses: Int?
 

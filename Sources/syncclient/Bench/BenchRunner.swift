@@ -147,6 +147,7 @@ struct BenchRunner {
             report.visibilityCrossHubMillis = split.crossHubMillis
         }
         if hubPIDs.count > 1 { report.hubProcesses = hubPIDs.count }
+        if plan.histogram { report.visibilityHistogram = visibility.recordedValues().map { [$0.value, $0.count] } }
         plan.kind.driver.report(&report, workers: workers, plan: plan, seconds: seconds)
         return report
     }

@@ -76,6 +76,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "--connect-only: a file of tokens, one a line; connection i presents token i mod their count.") var tokenList: String?
     @Option(help: "--kind todo: items each list is filled to at the start and kept near.") var items = 50
     @Flag(help: "Print the summary as one JSON object.") var json = false
+    @Flag(help: "With --json: add visibilityHistogram, the visibility samples as [nanoseconds, count] buckets, so that several runs can be pooled.") var histogram = false
     @Flag(help: "No live progress line.") var quiet = false
 
     func validate() throws {
@@ -95,6 +96,7 @@ struct BenchCommand: ParsableCommand {
             throw ValidationError("--token-list is for --connect-only")
         }
         guard items >= 1 else { throw ValidationError("--items must be positive") }
+        if histogram, !json || connectOnly { throw ValidationError("--histogram adds to the --json report of an operations run") }
     }
 
     func run() throws {
@@ -103,13 +105,14 @@ struct BenchCommand: ParsableCommand {
         guard let url = urls.first, urls.count == hub.count else { throw ValidationError("hub must look like ws://HOST:PORT or wss://HOST:PORT") }
         let hubAccess = try access.resolve(for: url)
         let total = boards * clients
-        let plan = BenchPlan(
+        var plan = BenchPlan(
             hub: url, moreHubs: Array(urls.dropFirst()), boardNames: (0..<boards).map { "\(prefix)-\($0)" }, clientsPerBoard: clients,
             sendersPerBoard: idle ? 0 : senders ?? clients, threads: threads,
             sources: sources ?? max(1, (total + 19_999) / 20_000), connectionsPerSecond: connectRate,
             rate: rate, inFlightPerBoard: inFlight,
             warmupNanos: UInt64(warmup * 1e9), durationNanos: UInt64(duration * 1e9), raw: raw, kind: kind,
             access: hubAccess, connectOnly: connectOnly, todoItems: items, tokens: try tokenList.map(Self.tokens(in:)) ?? [], readBatchMicros: readBatchMicros)
+        plan.histogram = histogram
         if connectOnly {
             let report = ConnectBench(plan: plan, connections: connections, concurrency: concurrency,
                                       progress: !quiet && isatty(2) == 1).run()
