@@ -56,18 +56,25 @@ public enum HubMessage {
     /// not integrated (they wait behind a gap) and must be sent again.
     /// `members`: the kind's own fields (`WireKind.ackMembers`), or "".
     public static func ack(ref: String?, version: UInt64, have: UInt64? = nil, members: String = "") -> String {
-        var out = "{\"type\":\"ack\""
-        out.reserveCapacity(64 + members.utf8.count)
-        appendRef(ref, to: &out)
-        out += ",\"version\":"
-        out += String(version)
-        if let have {
-            out += ",\"have\":"
-            out += String(have)
+        // One per intent, on the way to the sender's first send: written as bytes.
+        var out = JSONWriter(capacity: 64 + members.utf8.count)
+        out.raw("{\"type\":\"ack\"")
+        if let ref {
+            out.raw(",\"ref\":")
+            out.string(ref)
         }
-        if !members.isEmpty { out += "," + members }
-        out += "}"
-        return out
+        out.raw(",\"version\":")
+        out.number(version)
+        if let have {
+            out.raw(",\"have\":")
+            out.number(have)
+        }
+        if !members.isEmpty {
+            out.raw(UInt8(ascii: ","))
+            out.raw(members)
+        }
+        out.raw(UInt8(ascii: "}"))
+        return out.text
     }
 
     /// `members`: the kind's own fields of the refusal (`WireKind.refusalMembers`), or "".
@@ -164,34 +171,12 @@ public enum HubMessage {
         appendJSONString(ref, to: &out)
     }
 
-    /// Appends `text` as a JSON string literal, escaping what JSON requires.
+    /// Appends `text` as a JSON string literal, escaping what JSON requires
+    /// (`JSONWriter.string`).
     public static func appendJSONString(_ text: String, to out: inout String) {
-        out += "\""
-        // Most text needs no escape: appended whole, not scalar by scalar,
-        // after a scan of its bytes in place.
-        var copy = text
-        let plain = copy.withUTF8 { bytes in
-            for byte in bytes where byte < 0x20 || byte == 0x22 || byte == 0x5C { return false }
-            return true
-        }
-        if plain {
-            out += text
-            out += "\""
-            return
-        }
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                out += "\\u00" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
+        var literal = JSONWriter(capacity: text.utf8.count + 2)
+        literal.string(text)
+        out += literal.text
     }
 }
 

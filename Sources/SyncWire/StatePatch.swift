@@ -21,32 +21,36 @@ public enum StatePatch {
     public static func ops(from old: StateShape, to new: StateShape) -> String {
         var writer = Writer()
         diff(old, new, path: "", into: &writer)
-        writer.out += "]"
-        return writer.out
+        writer.out.raw(UInt8(ascii: "]"))
+        return writer.out.text
     }
 
     /// Whether `ops(from:to:)` would be `[]`, without writing it.
     public static func isEmpty(_ ops: String) -> Bool { ops == "[]" }
 
     struct Writer {
-        var out = "["
+        var out = JSONWriter()
         var count = 0
 
-        mutating func op(_ name: String, path: String, value: StateShape? = nil, from: String? = nil) {
-            if count > 0 { out += "," }
+        init() { out.raw(UInt8(ascii: "[")) }
+
+        mutating func op(_ name: StaticString, path: String, value: StateShape? = nil, from: String? = nil) {
+            if count > 0 { out.raw(UInt8(ascii: ",")) }
             count += 1
-            out += "{\"op\":\"\(name)\""
+            out.raw("{\"op\":\"")
+            out.raw(name)
+            out.raw(UInt8(ascii: "\""))
             if let from {
-                out += ",\"from\":"
-                HubMessage.appendJSONString(from, to: &out)
+                out.raw(",\"from\":")
+                out.string(from)
             }
-            out += ",\"path\":"
-            HubMessage.appendJSONString(path, to: &out)
+            out.raw(",\"path\":")
+            out.string(path)
             if let value {
-                out += ",\"value\":"
+                out.raw(",\"value\":")
                 value.write(to: &out)
             }
-            out += "}"
+            out.raw(UInt8(ascii: "}"))
         }
     }
 

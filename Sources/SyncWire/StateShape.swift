@@ -26,43 +26,50 @@ public enum StateShape: Equatable, Sendable {
     public static func int<T: BinaryInteger>(_ number: T) -> StateShape { .number(Int64(clamping: number)) }
 
     /// The JSON text of this value.
-    public var json: String {
-        var out = ""
-        out.reserveCapacity(256)  // a small state in one allocation; a large one grows from there
+    public var json: String { jsonBytes.text }
+
+    /// The JSON of this value as bytes (what a frame carries).
+    public var jsonBytes: JSONWriter {
+        var out = JSONWriter(capacity: 256)  // a small state in one allocation; a large one grows from there
         write(to: &out)
         return out
     }
 
+    /// Appends this value's JSON to `out`.
     public func write(to out: inout String) {
+        out += json
+    }
+
+    public func write(to out: inout JSONWriter) {
         switch self {
         case let .value(text):
-            out += text
+            out.raw(text)
         case let .string(text):
-            HubMessage.appendJSONString(text, to: &out)
+            out.string(text)
         case let .number(number):
-            out += String(number)
+            out.number(number)
         case let .bool(flag):
-            out += flag ? "true" : "false"
+            out.bool(flag)
         case .null:
-            out += "null"
+            out.raw("null")
         case let .object(members):
-            out += "{"
+            out.raw(UInt8(ascii: "{"))
             ShapeMember.write(members, to: &out)
-            out += "}"
+            out.raw(UInt8(ascii: "}"))
         case let .array(elements):
-            out += "["
+            out.raw(UInt8(ascii: "["))
             for (index, element) in elements.enumerated() {
-                if index > 0 { out += "," }
+                if index > 0 { out.raw(UInt8(ascii: ",")) }
                 element.write(to: &out)
             }
-            out += "]"
+            out.raw(UInt8(ascii: "]"))
         case let .identified(elements):
-            out += "["
+            out.raw(UInt8(ascii: "["))
             for (index, element) in elements.enumerated() {
-                if index > 0 { out += "," }
+                if index > 0 { out.raw(UInt8(ascii: ",")) }
                 element.value.write(to: &out)
             }
-            out += "]"
+            out.raw(UInt8(ascii: "]"))
         }
     }
 
@@ -87,19 +94,23 @@ public struct ShapeMember: Equatable, Sendable {
 
     /// `"a":1,"b":[]`: members without the braces (a kind's own part of a
     /// state frame, `WireKind.stateMembers`).
-    public static func write(_ members: [ShapeMember], to out: inout String) {
+    public static func write(_ members: [ShapeMember], to out: inout JSONWriter) {
         for (index, member) in members.enumerated() {
-            if index > 0 { out += "," }
-            HubMessage.appendJSONString(member.key, to: &out)
-            out += ":"
+            if index > 0 { out.raw(UInt8(ascii: ",")) }
+            out.string(member.key)
+            out.raw(UInt8(ascii: ":"))
             member.value.write(to: &out)
         }
     }
 
+    public static func write(_ members: [ShapeMember], to out: inout String) {
+        out += text(members)
+    }
+
     public static func text(_ members: [ShapeMember]) -> String {
-        var out = ""
+        var out = JSONWriter()
         write(members, to: &out)
-        return out
+        return out.text
     }
 }
 

@@ -45,8 +45,9 @@ extension BoardRoom {
         // Nothing changed (a `subscribe`, a presence-only change): whole-state
         // connections get nothing new, only those that asked for it.
         if unchanged { stateTo = stateTo.filter { whole.contains($0) } }
-        return PublishedState(board: name, shape: shape, stateTo: stateTo, patchTo: patchTo, wholeTo: whole, base: base,
-                              generation: publishedGeneration, patch: patch, presence: presence, presenceTo: presence == nil ? [] : presenceTo)
+        return PublishedState(board: name, shape: shape, stateTo: stateTo, stateMemo: unchanged ? nil : audience.memo, patchTo: patchTo,
+                              wholeTo: whole, base: base, generation: publishedGeneration, patch: patch, presence: presence,
+                              presenceTo: presence == nil ? [] : presenceTo)
     }
 
     /// Who takes whole states, patches and presence: kept between
@@ -87,6 +88,9 @@ extension BoardRoom {
 /// The connections of a board by what a publish gives them.
 struct Audience {
     var state: [UInt64] = [], patch: [UInt64] = [], presence: [UInt64] = []
+    /// What the shell keeps about `state` while it stays as it is; made new
+    /// with the audience.
+    let memo = AudienceMemo()
 
     init(_ members: [UInt64: Member]) {
         for (id, member) in members {
@@ -100,8 +104,17 @@ struct Audience {
         }
     }
 
-    /// The same connections in each list, in any order.
+    /// The same connections in each list, in any order (the memo aside).
     func matches(_ other: Audience) -> Bool {
         Set(state) == Set(other.state) && Set(patch) == Set(other.patch) && Set(presence) == Set(other.presence)
     }
+}
+
+/// A slot the shell fills for an audience's `state` list (the connections
+/// it reaches, found once instead of once per publish and client) and the
+/// core never reads. It lives and dies with its `Audience`: whoever comes,
+/// leaves or changes format makes a new audience, so it never outlives the
+/// list it was filled for.
+final class AudienceMemo {
+    var shell: AnyObject?
 }

@@ -11,6 +11,8 @@ final class PublishedState {
     let shape: StateShape
     /// Connections that take whole `state` frames (the default).
     let stateTo: [UInt64]
+    /// The memo of the audience `stateTo` is, nil when it is only some of it.
+    let stateMemo: AudienceMemo?
     /// Connections subscribed to patches.
     let patchTo: [UInt64]
     /// Connections that must get the whole state whatever they hold (they
@@ -28,11 +30,12 @@ final class PublishedState {
     let presence: String?
     let presenceTo: [UInt64]
 
-    init(board: String, shape: StateShape, stateTo: [UInt64], patchTo: [UInt64], wholeTo: Set<UInt64>, base: UInt64,
-         generation: UInt64, patch: String?, presence: String?, presenceTo: [UInt64]) {
+    init(board: String, shape: StateShape, stateTo: [UInt64], stateMemo: AudienceMemo? = nil, patchTo: [UInt64], wholeTo: Set<UInt64>,
+         base: UInt64, generation: UInt64, patch: String?, presence: String?, presenceTo: [UInt64]) {
         self.board = board
         self.shape = shape
         self.stateTo = stateTo
+        self.stateMemo = stateMemo
         self.patchTo = patchTo
         self.wholeTo = wholeTo
         self.base = base
@@ -42,8 +45,11 @@ final class PublishedState {
         self.presenceTo = presenceTo
     }
 
-    /// The whole `state` frame, written once, on first use.
-    lazy var frame: String = shape.json
+    /// The whole `state` frame, written once, on first use, as the bytes
+    /// the outgoing frame carries.
+    lazy var frameBytes: [UInt8] = shape.jsonBytes.bytes
+    /// The same as text (tests, logs).
+    var frame: String { String(decoding: frameBytes, as: UTF8.self) }
 
     /// What a connection on patches gets from this publish.
     enum Delivery: Equatable {

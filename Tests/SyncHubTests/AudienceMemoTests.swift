@@ -1,0 +1,58 @@
+import BoardCRDT
+import SyncWire
+import Testing
+@testable import SyncHub
+
+/// The memo a publish hands the shell with its whole-state audience
+/// (`AudienceMemo`): the same object while nobody comes, leaves or changes
+/// format, a new one as soon as someone does, and none when a publish goes
+/// to only some of the audience (the shell then looks every id up).
+@Suite struct AudienceMemoTests {
+    static func publish(_ hub: inout HubCoreHarness) throws -> PublishedState {
+        try #require(HubCorePatchTests.publishes(hub.core.publishChanged()).first)
+    }
+
+    @Test func theMemoStaysWithTheAudienceAndIsNewWhenItChanges() throws {
+        var hub = HubCoreHarness()
+        hub.join(1)
+        hub.join(2)
+        let first = try Self.publish(&hub)
+        let memo = try #require(first.stateMemo)
+        #expect(Set(first.stateTo) == [1, 2])
+        memo.shell = memo  // what the shell keeps; the core must carry it along untouched
+
+        hub.send(1, #"{"type":"select","letter":"Q"}"#)
+        let changed = try #require(HubCorePatchTests.publishes(hub.commit()).first)
+        #expect(changed.stateMemo === memo, "the same audience: the same memo, with what the shell kept")
+        #expect(changed.stateMemo?.shell === memo)
+
+        hub.join(3)
+        let joined = try Self.publish(&hub)
+        #expect(Set(joined.stateTo) == [1, 2, 3])
+        let afterJoin = try #require(joined.stateMemo)
+        #expect(afterJoin !== memo && afterJoin.shell == nil, "a newcomer: a new, empty memo")
+
+        _ = hub.core.handle(.left(connection: 2))
+        hub.send(1, #"{"type":"select","letter":"R"}"#)
+        let left = try #require(HubCorePatchTests.publishes(hub.commit()).first)
+        #expect(Set(left.stateTo) == [1, 3])
+        #expect(left.stateMemo !== afterJoin && left.stateMemo?.shell == nil, "someone left: a new, empty memo")
+
+        hub.send(3, ClientMessage<LetterBoard>.subscribeFrame(.patch))
+        let subscribed = try Self.publish(&hub)
+        #expect(subscribed.stateTo.isEmpty || !subscribed.stateTo.contains(3))
+        #expect(subscribed.stateMemo !== left.stateMemo, "a change of format: a new memo")
+    }
+
+    @Test func aPublishToSomeOfTheAudienceCarriesNoMemo() throws {
+        var hub = HubCoreHarness()
+        hub.join(1)
+        hub.join(2)
+        _ = try Self.publish(&hub)
+        // Nothing changed; only the connection that asked gets the whole state.
+        hub.send(2, ClientMessage<LetterBoard>.subscribeFrame(.state))
+        let answer = try Self.publish(&hub)
+        #expect(answer.stateTo == [2])
+        #expect(answer.stateMemo == nil, "stateTo is not the audience: no memo to fill")
+    }
+}
