@@ -12,11 +12,13 @@
 # client sends, and dumped 8 s later. The hub's changes in that window come
 # from its /metrics (operations applied, read just outside it); the
 # broadcaster's are taken as 20/s x 8 s (the hub's counts show 140-150).
-# HUB_ARGS="..." adds hub flags (e.g. --event-loop poll); CLIENTS=N another board size.
+# HUB_ARGS="..." adds hub flags (e.g. --event-loop poll); CLIENTS=N another board size;
+# KEEP=FILE keeps the callgrind dump (self cost per function: callgrind_annotate
+# puts everything under `run` for a stripped Swift binary).
 set -euo pipefail
 KIND=$1; BIN=$2; TOOL=${3:-$2}
 WORK=$(mktemp -d /tmp/hub-instructions.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
+trap '[[ -n ${KEEP:-} ]] && cp "$WORK"/cg.*.1 "$KEEP"; rm -rf "$WORK"' EXIT
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 if [[ $KIND == raw ]]; then
     cp "$BIN/raw-broadcaster" "$WORK/server"; ARGS=(--port "$PORT" --validate-utf8); RAW=(--raw)

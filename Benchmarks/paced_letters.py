@@ -31,7 +31,7 @@ server's slices are pooled, and the repetition's p99 is the pooled one. The
 machine's drift over tens of seconds then falls on both servers alike, where
 back-to-back runs give it to one of them.
 """
-import argparse, json, os, pathlib, statistics, sys, time
+import argparse, json, math, os, pathlib, statistics, sys, time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import campaign  # noqa: E402  (Server, bench: the campaign's own code)
@@ -51,34 +51,51 @@ def run(kind, seconds, warmup, hub_args=()):
     return report
 
 
+COUNTERS = ("operationsAcknowledged", "operationsRejected", "errors", "disconnects", "connectFailures", "unseen", "seconds")
+
+
 def pooled(slices):
-    """One report from several slices' reports: the visibility histograms
-    summed (percentiles read from the sum), the rest from the slices."""
+    """One report from several slices' reports. Visibility: the slices'
+    histograms summed, percentiles read from the sum as HdrHistogram reads
+    them (the first bucket where the running count reaches
+    ceil(p - 1 ulp) % of the total, capped at the largest sample). Counters
+    (acks, refusals, errors, disconnects, unseen, seconds) summed; converged
+    only if every slice converged; CPU and ack rate averaged. The per-op
+    "last client" p99 is the worst slice's (the tool reports no histogram
+    of it)."""
     counts = {}
     for r in slices:
         for value, count in r.pop("visibilityHistogram"):
             counts[value] = counts.get(value, 0) + count
     total = sum(counts.values())
+    if total == 0:
+        raise RuntimeError("no visibility samples in any slice")
+    largest = max(r["visibilityMillis"]["max"] for r in slices)
+    buckets = sorted(counts)
 
     def at(percentile):
+        wanted = max(1, math.ceil(math.nextafter(percentile, 0.0) * total / 100))
         seen = 0
-        for value in sorted(counts):
+        for value in buckets:
             seen += counts[value]
-            if seen >= percentile / 100 * total:
-                return round(value / 1e6, 3)
-        return 0.0
+            if seen >= wanted:
+                return min(round(value / 1e6, 3), largest)
+        return largest
 
     out = dict(slices[0])
     out["visibilityMillis"] = {"count": total, "p50": at(50), "p90": at(90), "p99": at(99), "p999": at(99.9),
-                               "max": round(max(counts) / 1e6, 3)}
+                               "max": largest}
     out["slicesVisibilityP99"] = [r["visibilityMillis"]["p99"] for r in slices]
+    for key in COUNTERS:
+        out[key] = sum(r.get(key) or 0 for r in slices)
     out["converged"] = all(r["converged"] for r in slices)
     out["acknowledgedPerSecond"] = statistics.mean(r["acknowledgedPerSecond"] for r in slices)
     for key in ("hubCPUPercent", "benchCPUPercent"):
         values = [r[key] for r in slices if r.get(key) is not None]
         out[key] = statistics.mean(values) if values else None
-    every = [r.get("visibilityAtEveryClientMillis", {}).get("p99", 0.0) for r in slices]
-    out["visibilityAtEveryClientMillis"] = {"p99": max(every)}
+    out["visibilityAtEveryClientMillis"] = {"p99": max(r.get("visibilityAtEveryClientMillis", {}).get("p99", 0.0)
+                                                       for r in slices)}
+    out["slices"] = len(slices)
     return out
 
 
@@ -137,7 +154,8 @@ def main():
         reps.append({"order": order, "hub": hub, "raw": raw, "ratio": ratio})
         print(f"rep {rep + 1} ({' then '.join(order)}): hub p99 {hub['visibilityMillis']['p99']} ms, "
               f"raw p99 {raw['visibilityMillis']['p99']} ms, ratio {ratio:.2f}, "
-              f"load {hub['load1']:.2f} / {raw['load1']:.2f}", flush=True)
+              f"load {hub['load1']:.2f} / {raw['load1']:.2f}; hub errors {hub.get('errors')}, disconnects "
+              f"{hub.get('disconnects')}, unseen {hub.get('unseen')}, converged {hub.get('converged')}", flush=True)
 
     print()
     if opts.control:
@@ -147,7 +165,7 @@ def main():
     if opts.slices:
         print(f"side by side: {opts.slices} alternating slices of {opts.seconds / opts.slices:g} s per server, pooled")
     print("| run | first | hub p99 ms | broadcaster p99 ms | hub / broadcaster | hub p50 / broadcaster p50 ms "
-          "| hub p99 per op, last client ms | hub ops acked/s, converged | hub CPU % / tool CPU % (hub run) "
+          f"| hub p99 per op, last client ms{' (worst slice)' if opts.slices else ''} | hub ops acked/s, converged | hub CPU % / tool CPU % (hub run) "
           "| load 1 min (hub run / raw run) |")
     print("|" + " --- |" * 10)
     for i, r in enumerate(reps, 1):

@@ -71,7 +71,7 @@ public enum HubMessage {
         }
         if !members.isEmpty {
             out.raw(UInt8(ascii: ","))
-            out.raw(members)
+            out.raw(json: members)
         }
         out.raw(UInt8(ascii: "}"))
         return out.text
@@ -172,9 +172,22 @@ public enum HubMessage {
     }
 
     /// Appends `text` as a JSON string literal, escaping what JSON requires
-    /// (`JSONWriter.string`).
+    /// (as `JSONWriter.string` does).
     public static func appendJSONString(_ text: String, to out: inout String) {
-        var literal = JSONWriter(capacity: text.utf8.count + 2)
+        // Most text needs no escape: appended whole, after a scan of its
+        // bytes in place, with no buffer of its own.
+        var copy = text
+        let plain = copy.withUTF8 { bytes in
+            for byte in bytes where byte < 0x20 || byte == 0x22 || byte == 0x5C { return false }
+            return true
+        }
+        if plain {
+            out += "\""
+            out += text
+            out += "\""
+            return
+        }
+        var literal = JSONWriter(capacity: text.utf8.count + 8)
         literal.string(text)
         out += literal.text
     }

@@ -16,9 +16,12 @@ public struct JSONWriter {
         bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    public mutating func raw(_ text: String) {
-        var text = text
-        text.withUTF8 { bytes.append(contentsOf: $0) }
+    /// `json`, JSON already (an encoded leaf, a kind's members). Named
+    /// apart from `raw(_:)`: a string literal would pick a `String`
+    /// overload over the `StaticString` one.
+    public mutating func raw(json: String) {
+        var json = json
+        json.withUTF8 { bytes.append(contentsOf: $0) }
     }
 
     public mutating func raw(_ byte: UInt8) {
@@ -84,11 +87,15 @@ public struct JSONWriter {
         case UInt8(ascii: "\r"): raw("\\r")
         case UInt8(ascii: "\t"): raw("\\t")
         default:
-            let hex: [UInt8] = Array("0123456789abcdef".utf8)
             raw("\\u00")
-            bytes.append(hex[Int(byte >> 4)])
-            bytes.append(hex[Int(byte & 0xF)])
+            bytes.append(Self.hexDigit(byte >> 4))
+            bytes.append(Self.hexDigit(byte & 0xF))
         }
+    }
+
+    /// The lowercase hex digit of `nibble` (0...15).
+    static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 
     /// The text written so far.

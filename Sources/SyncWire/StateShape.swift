@@ -35,7 +35,8 @@ public enum StateShape: Equatable, Sendable {
         return out
     }
 
-    /// Appends this value's JSON to `out`.
+    /// Appends this value's JSON to `out` (presence, tests; frames use the
+    /// bytes).
     public func write(to out: inout String) {
         out += json
     }
@@ -43,7 +44,7 @@ public enum StateShape: Equatable, Sendable {
     public func write(to out: inout JSONWriter) {
         switch self {
         case let .value(text):
-            out.raw(text)
+            out.raw(json: text)
         case let .string(text):
             out.string(text)
         case let .number(number):

@@ -32,16 +32,25 @@ import Testing
         let afterJoin = try #require(joined.stateMemo)
         #expect(afterJoin !== memo && afterJoin.shell == nil, "a newcomer: a new, empty memo")
 
+        afterJoin.shell = afterJoin
+
         _ = hub.core.handle(.left(connection: 2))
         hub.send(1, #"{"type":"select","letter":"R"}"#)
         let left = try #require(HubCorePatchTests.publishes(hub.commit()).first)
         #expect(Set(left.stateTo) == [1, 3])
-        #expect(left.stateMemo !== afterJoin && left.stateMemo?.shell == nil, "someone left: a new, empty memo")
+        let afterLeave = try #require(left.stateMemo)
+        #expect(afterLeave !== afterJoin && afterLeave.shell == nil, "someone left: a new, empty memo")
+        afterLeave.shell = afterLeave
 
+        // 3 goes over to patches: the next change's whole states reach only 1,
+        // through a new memo.
         hub.send(3, ClientMessage<LetterBoard>.subscribeFrame(.patch))
-        let subscribed = try Self.publish(&hub)
-        #expect(subscribed.stateTo.isEmpty || !subscribed.stateTo.contains(3))
-        #expect(subscribed.stateMemo !== left.stateMemo, "a change of format: a new memo")
+        _ = try Self.publish(&hub)
+        hub.send(1, #"{"type":"select","letter":"S"}"#)
+        let changed2 = try #require(HubCorePatchTests.publishes(hub.commit()).first)
+        #expect(changed2.stateTo == [1] && changed2.patchTo == [3])
+        let afterFormat = try #require(changed2.stateMemo)
+        #expect(afterFormat !== afterLeave && afterFormat.shell == nil, "a change of format: a new, empty memo")
     }
 
     @Test func aPublishToSomeOfTheAudienceCarriesNoMemo() throws {
