@@ -40,7 +40,8 @@ def sliced(order, opts):
     try:
         for which in order:
             campaign.BIN = opts.b if which == "b" else opts.a
-            servers[which] = campaign.Server("raw", ()) if which == "raw" else campaign.Server("memory", ())
+            extra = opts.b_arg if which == "b" else ()
+            servers[which] = campaign.Server("raw", ()) if which == "raw" else campaign.Server("memory", extra)
         campaign.BIN = opts.a
         got = {which: [] for which in order}
         for _ in range(opts.slices):
@@ -60,9 +61,13 @@ def main():
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--warmup", type=float, default=1)
+    parser.add_argument("--b-arg", action="append", default=[],
+                        help="extra argument for hub B (e.g. --b-arg=--event-loop --b-arg=poll; with --slices)")
     parser.add_argument("--slices", type=int, default=0, help="side by side: the tool alternates between the three, pooled")
     parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path("/tmp/paced-ab.json"))
     opts = parser.parse_args()
+    if opts.b_arg and not opts.slices:
+        parser.error("--b-arg needs --slices")
     orders = [("a", "b", "raw"), ("b", "raw", "a"), ("raw", "a", "b")]
     reps = []
     for rep in range(opts.reps):

@@ -29,7 +29,9 @@ repetition), each slice SECONDS/N measured after its own warm-up. A slice's
 samples come back as a histogram (`syncclient bench --histogram`); each
 server's slices are pooled, and the repetition's p99 is the pooled one. The
 machine's drift over tens of seconds then falls on both servers alike, where
-back-to-back runs give it to one of them.
+back-to-back runs give it to one of them. Slices of a few seconds pull the
+ratio towards 1 (each starts 50 fresh connections, the same for both):
+judge by slices of 10 s or more (`--slices 3 --seconds 30`, BENCHMARKS.md).
 """
 import argparse, json, math, os, pathlib, statistics, sys, time
 
