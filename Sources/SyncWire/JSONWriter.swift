@@ -1,7 +1,8 @@
 /// JSON text written straight into bytes: the hub's hot frames (a state per
 /// board change, an ack per intent) are made of many short pieces, and a
 /// byte append costs a fraction of a `String` append (no UTF-8 bookkeeping,
-/// no small-string forms). The bytes become the outgoing frame as they are.
+/// no small-string forms). A whole state's bytes become its outgoing frame
+/// as they are.
 public struct JSONWriter {
     public private(set) var bytes: [UInt8] = []
 
