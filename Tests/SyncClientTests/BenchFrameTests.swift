@@ -1,3 +1,5 @@
+@testable import BoardCRDT
+import Foundation
 import Testing
 @testable import syncclient
 
@@ -29,5 +31,41 @@ import Testing
         #expect(read(#"{"ty"#) == nil)
         #expect(read("") == nil)
         #expect(read(#"{"type":"#)?.kind == .other, "a type cut off: other, no crash")
+    }
+
+    /// Seeded frames with the wanted keys in any order among others, and
+    /// string values holding quotes, escapes and key-like text: the reader
+    /// agrees with JSONSerialization on every one.
+    @Test func seededFramesReadAsAFullJSONReaderReadsThem() throws {
+        var random = SetDeck.SplitMix64(seed: 19)
+        let texts = [#"\"ref\":1"#, #"a\\"#, "order", #"\"version\":"#, "", "type"]
+        for _ in 0..<2_000 {
+            var members: [String] = []
+            let type = ["state", "ack", "rejected", "error", "overwritten"][Int(random.next() % 5)]
+            members.append(#""type":"\#(type)""#)
+            if random.next() % 4 != 0 { members.append(#""version":\#(random.next() % 1_000_000)"#) }
+            if random.next() % 2 == 0 { members.append(#""ref":"\#(random.next() % 1_000_000_000)""#) }
+            let letters = (0..<Int(random.next() % 7)).map { _ in "\"\(Character(UnicodeScalar(UInt8(65 + random.next() % 26))))\"" }
+            if random.next() % 2 == 0 { members.append(#""order":[\#(letters.joined(separator: ","))]"#) }
+            for filler in ["board", "names", "clients", "x"] where random.next() % 2 == 0 {
+                members.append(#""\#(filler)":"\#(texts[Int(random.next() % UInt64(texts.count))])""#)
+            }
+            for index in members.indices.reversed() { members.swapAt(index, Int(random.next() % UInt64(index + 1))) }
+            let text = "{" + members.joined(separator: ",") + "}"
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text)")
+            let frame = try #require(read(text), "\(text)")
+            let kinds: [String: BenchFrame.Kind] = ["state": .state, "ack": .ack, "rejected": .rejected, "error": .error]
+            #expect(frame.kind == kinds[type] ?? .other, "\(text)")
+            #expect(frame.version == (object["version"] as? Int).map(UInt64.init) ?? 0, "\(text)")
+            if type != "state" || object["ref"] != nil {
+                #expect(frame.ref == (object["ref"] as? String).flatMap { Int($0) }, "\(text)")
+            }
+            if type == "state" {
+                let order = (object["order"] as? [String] ?? []).prefix(12).enumerated().reduce(UInt64(0)) { sum, letter in
+                    sum | UInt64(letter.element.utf8.first! - 64) << (5 * UInt64(letter.offset))
+                }
+                #expect(frame.order == order, "\(text)")
+            }
+        }
     }
 }

@@ -73,6 +73,7 @@ struct BenchRunner {
     private func summarize(_ workers: [BenchWorker], hubBefore: ProcessSample?, hubAfter: ProcessSample?,
                            ownBefore: ProcessSample?, ownAfter: ProcessSample?) -> BenchReport {
         // Peers and acknowledgements are read after the loops went quiet.
+        for worker in workers { worker.fileStatesSeen() }
         let peers = workers.flatMap(\.peers)
         var connect = Histogram<UInt64>(highestTrackableValue: 120_000_000_000)
         for peer in peers { if let nanos = peer.connectNanos { _ = connect.record(max(1, nanos)) } }

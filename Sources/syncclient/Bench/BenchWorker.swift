@@ -29,8 +29,12 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         var connectNanos: UInt64?
         var lastVersion: UInt64 = 0
         var lastOrder: UInt64 = 0
+        /// The version and arrival time of every state frame it was sent, in
+        /// order: filed from the worker's `statesSeen` once the run is over.
         var stateVersions: [UInt64] = []
         var stateTimes: [UInt64] = []
+        /// Its place in the worker's `peers`.
+        var index = 0
         var inFlight = 0
         var nextRef = 0
         var sendTimes: [Int: UInt64] = [:]
@@ -65,6 +69,20 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     }
 
     private(set) var peers: [Peer] = []
+    /// One state frame as it arrived: which peer, its version, when.
+    struct StateSeen {
+        let peer: Int32
+        let version: UInt64
+        let time: UInt64
+    }
+    /// Every state frame of every peer of this worker, in arrival order. One
+    /// log appended in place rather than two arrays per client: the k-th
+    /// client of a fan-out waits for the frames read before it, so what the
+    /// tool does per frame adds to what it measures (with two arrays per
+    /// client, their uniqueness checks alone were 3 % of the tool's time
+    /// under `perf`, for hub frames only: the broadcaster's echoes are not
+    /// states). BENCHMARKS.md, "The tool's own work per frame".
+    private var statesSeen: [StateSeen] = []
     private var peerOfConnection: [UInt64: Peer] = [:]
     private var toConnect: [Peer] = []
     private var connectBudget = 0.0
@@ -118,9 +136,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         let expectedStates = plan.rate > 0 ? min(1 << 17, Int(plan.rate / Double(plan.boardNames.count) * seconds) + 64) : 0
         for (board, slot) in plan.slots(forWorker: index) {
             let peer = Peer(board: board, slot: slot, hub: plan.hubIndex(slot: slot))
-            // A paced run's states per client are known: grow the record once, not while measuring.
-            peer.stateVersions.reserveCapacity(expectedStates)
-            peer.stateTimes.reserveCapacity(expectedStates)
+            peer.index = peers.count
             if plan.kind.driver.joins {
                 peer.name = "p\(slot)"
                 peer.playerKey = Array("\"\(peer.name)\":{".utf8)
@@ -129,6 +145,26 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         }
         toConnect = peers.reversed()
         senders = peers.filter { $0.slot < plan.sendersPerBoard }
+        // A paced run's states are known: grow the log once, not while measuring.
+        statesSeen.reserveCapacity(min(1 << 23, expectedStates * peers.count))
+    }
+
+    /// Files `statesSeen` into each peer's `stateVersions` and `stateTimes`;
+    /// called once the loops went quiet, before the peers are read.
+    func fileStatesSeen() {
+        var counts = [Int](repeating: 0, count: peers.count)
+        for seen in statesSeen { counts[Int(seen.peer)] += 1 }
+        for peer in peers {
+            peer.stateVersions = []
+            peer.stateTimes = []
+            peer.stateVersions.reserveCapacity(counts[peer.index])
+            peer.stateTimes.reserveCapacity(counts[peer.index])
+        }
+        for seen in statesSeen {
+            let peer = peers[Int(seen.peer)]
+            peer.stateVersions.append(seen.version)
+            peer.stateTimes.append(seen.time)
+        }
     }
 
     func start() -> Bool {
@@ -281,8 +317,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         case .state:
             peer.lastVersion = frame.version
             peer.lastOrder = frame.order
-            peer.stateVersions.append(frame.version)
-            peer.stateTimes.append(now)
+            statesSeen.append(StateSeen(peer: Int32(truncatingIfNeeded: peer.index), version: frame.version, time: now))
             if inWindow { statesInWindow += 1 }
             let driver = plan.kind.driver
             driver.read(self, state: message, version: frame.version, of: peer, inWindow: inWindow)
@@ -364,20 +399,21 @@ struct BenchFrame {
     /// on one thread, so the k-th client of a fan-out waits for the frames
     /// read before it.
     init?(_ bytes: UnsafeRawBufferPointer, readsOrder: Bool = true) {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
         var typeAt: Int?, versionAt: Int?, refAt: Int?, orderAt: Int?
         let count = bytes.count
         var index = 0
         while index + 5 < count {
             // A key is `"name":`; the names looked for are 3 to 7 letters.
-            guard bytes[index] == UInt8(ascii: "\"") else { index += 1; continue }
-            let first = bytes[index + 1]
+            // memchr jumps from quote to quote (a frame's bytes are mostly between them).
+            guard let quote = memchr(base + index, Int32(UInt8(ascii: "\"")), count - 5 - index) else { break }
+            index = base.distance(to: quote.assumingMemoryBound(to: UInt8.self))
+            let first = base[index + 1]
             func matches(_ key: StaticString) -> Int? {
                 let length = key.utf8CodeUnitCount
-                guard index + length + 3 <= count, bytes[index + length + 1] == UInt8(ascii: "\""),
-                      bytes[index + length + 2] == UInt8(ascii: ":") else { return nil }
-                let keyBytes = key.utf8Start
-                for offset in 1..<length where bytes[index + 1 + offset] != keyBytes[offset] { return nil }
-                return index + length + 3
+                guard index + length + 3 <= count, base[index + length + 1] == UInt8(ascii: "\""),
+                      base[index + length + 2] == UInt8(ascii: ":") else { return nil }
+                return memcmp(base + index + 2, key.utf8Start + 1, length - 1) == 0 ? index + length + 3 : nil
             }
             switch first {
             case UInt8(ascii: "t") where typeAt == nil: typeAt = matches("type")
