@@ -25,7 +25,7 @@ def free_port():
 
 
 class Server:
-    def __init__(self, kind, extra=()):
+    def __init__(self, kind, extra=(), cpus=None):
         self.port = free_port()
         self.tmp = None
         if kind == "raw":
@@ -37,6 +37,8 @@ class Server:
                 args += ["--data", self.tmp]
             else:
                 args += ["--in-memory"]
+        if cpus is not None:  # taskset execs the server: the pid stays the server's
+            args = ["taskset", "-c", cpus, *args]
         self.log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 20
@@ -63,13 +65,15 @@ class Server:
             subprocess.run(["rm", "-rf", self.tmp])
 
 
-def bench(server, *args, raw=False):
+def bench(server, *args, raw=False, cpus=None):
     cmd = [str(BIN / "syncclient"), "bench", f"ws://127.0.0.1:{server.port}", "--json", "--quiet",
            "--hub-pid", str(server.proc.pid), *map(str, args)]
+    if cpus is not None:
+        cmd = ["taskset", "-c", cpus, *cmd]
     if raw:
         cmd.append("--raw")
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    if out.returncode not in (0, 1):
+    if out.returncode not in (0, 1) or not out.stdout.strip():
         raise RuntimeError(f"bench failed: {' '.join(cmd)}\n{out.stderr}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 

@@ -32,6 +32,14 @@ machine's drift over tens of seconds then falls on both servers alike, where
 back-to-back runs give it to one of them. Slices of a few seconds pull the
 ratio towards 1 (each starts 50 fresh connections, the same for both):
 judge by slices of 10 s or more (`--slices 3 --seconds 30`, BENCHMARKS.md).
+
+`--pin` (with `--slices`) runs both servers on CPU 0 and the tool on CPU 1
+(`taskset`). Unpinned, on two cores, the scheduler tends to run the tool's
+woken thread on the server's core, so the tool reads a change's 50 frames
+only once the server has written them all: every client then waits for the
+server's whole fan-out plus the tool's reading of the frames before its own.
+Pinned, the tool reads while the server writes, as clients on other
+machines would (BENCHMARKS.md, "The tool's own work per frame").
 """
 import argparse, json, math, os, pathlib, statistics, sys, time
 
@@ -105,8 +113,9 @@ def sliced_rep(rep, opts):
     """One repetition of `--slices`: both servers up throughout, the tool
     alternating between them."""
     load = os.getloadavg()[0]
-    hub = campaign.Server("raw", ()) if opts.control else campaign.Server("memory", opts.hub_arg)
-    raw = campaign.Server("raw", ())
+    cpus = ("0", "1") if opts.pin else (None, None)
+    hub = campaign.Server("raw", (), cpus[0]) if opts.control else campaign.Server("memory", opts.hub_arg, cpus[0])
+    raw = campaign.Server("raw", (), cpus[0])
     servers = {"hub": hub, "raw": raw}
     order = ("hub", "raw") if rep % 2 == 0 else ("raw", "hub")
     got = {"hub": [], "raw": []}
@@ -115,7 +124,7 @@ def sliced_rep(rep, opts):
             for kind in order:
                 got[kind].append(campaign.bench(servers[kind], *ARGS, "--duration", opts.seconds / opts.slices,
                                                 "--warmup", opts.warmup, "--histogram",
-                                                raw=kind == "raw" or opts.control))
+                                                raw=kind == "raw" or opts.control, cpus=cpus[1]))
     finally:
         hub.stop()
         raw.stop()
@@ -139,8 +148,12 @@ def main():
                         help="A/A control: the broadcaster in place of the hub too (the criterion's noise floor)")
     parser.add_argument("--slices", type=int, default=0,
                         help="side by side: both servers up, the tool alternating between them this many times a repetition")
+    parser.add_argument("--pin", action="store_true",
+                        help="with --slices: both servers on CPU 0 and the tool on CPU 1 (taskset), as clients on other machines would be")
     parser.add_argument("--out", type=pathlib.Path, default=ROOT / "Benchmarks" / "results" / "paced-letters-latest.json")
     opts = parser.parse_args()
+    if opts.pin and not opts.slices:
+        parser.error("--pin needs --slices")
     campaign.BIN = opts.bin
     reps = []
     for rep in range(opts.reps):
@@ -165,7 +178,8 @@ def main():
     if opts.hub_arg:
         print(f"hub started with: {' '.join(opts.hub_arg)}")
     if opts.slices:
-        print(f"side by side: {opts.slices} alternating slices of {opts.seconds / opts.slices:g} s per server, pooled")
+        print(f"side by side: {opts.slices} alternating slices of {opts.seconds / opts.slices:g} s per server, pooled"
+              + (", servers on CPU 0, the tool on CPU 1" if opts.pin else ""))
     print("| run | first | hub p99 ms | broadcaster p99 ms | hub / broadcaster | hub p50 / broadcaster p50 ms "
           f"| hub p99 per op, last client ms{' (worst slice)' if opts.slices else ''} | hub ops acked/s, converged | hub CPU % / tool CPU % (hub run) "
           "| load 1 min (hub run / raw run) |")
@@ -189,7 +203,7 @@ def main():
           f"{sum(x <= opts.limit for x in ratios)} of {len(ratios)} runs (worst {worst:.2f}x, "
           f"median {statistics.median(ratios):.2f}x)")
     opts.out.parent.mkdir(parents=True, exist_ok=True)
-    opts.out.write_text(json.dumps({"bin": str(opts.bin), "hubArgs": opts.hub_arg, "control": opts.control, "slices": opts.slices, "reps": reps, "seconds": opts.seconds, "warmup": opts.warmup,
+    opts.out.write_text(json.dumps({"bin": str(opts.bin), "hubArgs": opts.hub_arg, "control": opts.control, "slices": opts.slices, "pinned": opts.pin, "reps": reps, "seconds": opts.seconds, "warmup": opts.warmup,
                                     "limit": opts.limit, "machine": campaign.machine(), "met": met,
                                     "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
                                    indent=1, default=str))

@@ -68,4 +68,84 @@ import Testing
             }
         }
     }
+
+    /// The reader as it was before it jumped from quote to quote (6ce5bab's
+    /// parent), byte by byte: the reference the seeded comparison below holds
+    /// the current one to, field by field.
+    private static func byteByByte(_ bytes: [UInt8], readsOrder: Bool) -> (kind: BenchFrame.Kind, version: UInt64, ref: Int?, order: UInt64)? {
+        var typeAt: Int?, versionAt: Int?, refAt: Int?, orderAt: Int?
+        let count = bytes.count
+        var index = 0
+        while index + 5 < count {
+            guard bytes[index] == UInt8(ascii: "\"") else { index += 1; continue }
+            func matches(_ key: String) -> Int? {
+                let key = Array(key.utf8), length = key.count
+                guard index + length + 3 <= count, bytes[index + length + 1] == UInt8(ascii: "\""),
+                      bytes[index + length + 2] == UInt8(ascii: ":") else { return nil }
+                for offset in 1..<length where bytes[index + 1 + offset] != key[offset] { return nil }
+                return index + length + 3
+            }
+            switch bytes[index + 1] {
+            case UInt8(ascii: "t") where typeAt == nil: typeAt = matches("type")
+            case UInt8(ascii: "v") where versionAt == nil: versionAt = matches("version")
+            case UInt8(ascii: "r") where refAt == nil: refAt = matches("ref")
+            case UInt8(ascii: "o") where orderAt == nil && readsOrder: orderAt = matches("order")
+            default: break
+            }
+            index += 1
+        }
+        guard let typeAt else { return nil }
+        func number(_ start: Int) -> UInt64 {
+            var value: UInt64 = 0, at = start
+            while at < count, bytes[at] >= UInt8(ascii: "0"), bytes[at] <= UInt8(ascii: "9") {
+                value = value &* 10 &+ UInt64(bytes[at] - UInt8(ascii: "0")); at += 1
+            }
+            return value
+        }
+        let kinds: [UInt8: BenchFrame.Kind] = [UInt8(ascii: "s"): .state, UInt8(ascii: "a"): .ack, UInt8(ascii: "r"): .rejected, UInt8(ascii: "e"): .error]
+        let kind = typeAt + 1 < count ? kinds[bytes[typeAt + 1]] ?? .other : .other
+        let version = versionAt.map(number) ?? 0
+        var ref: Int?
+        if kind != .state || readsOrder, let refAt { ref = Int(number(refAt + 1)) }
+        var order: UInt64 = 0
+        if kind == .state, readsOrder, var at = orderAt {
+            var shift: UInt64 = 0
+            while at < count, bytes[at] != UInt8(ascii: "]"), shift < 60 {
+                if bytes[at] >= UInt8(ascii: "A") && bytes[at] <= UInt8(ascii: "Z") {
+                    order |= UInt64(bytes[at] - UInt8(ascii: "A") + 1) << shift
+                    shift += 5
+                }
+                at += 1
+            }
+        }
+        return (kind, version, ref, order)
+    }
+
+    /// Every prefix of seeded strings made of the pieces keys are made of
+    /// (quotes, colons, escapes, key names and near misses such as `"refs":`
+    /// or `"ty":`), read both ways, with and without `order`: the current
+    /// reader finds what the byte-by-byte one found, or nil where it did.
+    @Test func seededPrefixesReadAsTheByteByByteReaderReadThem() {
+        var random = SetDeck.SplitMix64(seed: 1_919)
+        let pieces = ["\"", ":", "\\", ",", "{", "}", "[", "]", "type", "ty", "version", "ref", "order", "state", "ack",
+                      "12", "7", "A", "\"F\"", " ", "-", "\"type\":\"", "\"version\":", "\"ref\":\"", "\"order\":[",
+                      "\"refs\":", "\"ty\":\"", "\"types\":\"", "\"versions\":", "\"s", "\"a", "\"r", "\"e", "\"o"]
+        var typed = 0
+        for _ in 0..<600 {
+            let text = (0..<Int(5 + random.next() % 40)).map { _ in pieces[Int(random.next() % UInt64(pieces.count))] }.joined()
+            let bytes = Array(text.utf8)
+            for end in 0...bytes.count {
+                let prefix = Array(bytes[..<end])
+                for readsOrder in [true, false] {
+                    let reference = Self.byteByByte(prefix, readsOrder: readsOrder)
+                    if reference != nil { typed += 1 }
+                    let frame = prefix.withUnsafeBytes { BenchFrame($0, readsOrder: readsOrder) }
+                    #expect(frame?.kind == reference?.kind && frame?.version == reference?.version
+                            && frame?.ref == reference?.ref && frame?.order == reference?.order,
+                            "\(String(decoding: prefix, as: UTF8.self)) readsOrder \(readsOrder)")
+                }
+            }
+        }
+        #expect(typed > 1_000, "the seeded strings must carry a type often enough to compare fields")
+    }
 }

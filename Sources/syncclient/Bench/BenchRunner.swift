@@ -72,8 +72,17 @@ struct BenchRunner {
 
     private func summarize(_ workers: [BenchWorker], hubBefore: ProcessSample?, hubAfter: ProcessSample?,
                            ownBefore: ProcessSample?, ownAfter: ProcessSample?) -> BenchReport {
-        // Peers and acknowledgements are read after the loops went quiet.
-        for worker in workers { worker.fileStatesSeen() }
+        // Peers and acknowledgements are read after the loops went quiet;
+        // the state log is filed on each loop's own thread.
+        for worker in workers {
+            let filed = DispatchSemaphore(value: 0)
+            worker.client.post {
+                worker.fileStatesSeen()
+                filed.signal()
+            }
+            // A loop that never started (`start` failed) runs nothing posted.
+            if filed.wait(timeout: .now() + 10) == .timedOut { worker.fileStatesSeen() }
+        }
         let peers = workers.flatMap(\.peers)
         var connect = Histogram<UInt64>(highestTrackableValue: 120_000_000_000)
         for peer in peers { if let nanos = peer.connectNanos { _ = connect.record(max(1, nanos)) } }

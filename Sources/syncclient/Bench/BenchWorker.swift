@@ -69,9 +69,9 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     }
 
     private(set) var peers: [Peer] = []
-    /// One state frame as it arrived: which peer, its version, when.
+    /// One state frame as it arrived: which peer (its place in `peers`), its version, when.
     struct StateSeen {
-        let peer: Int32
+        let peer: Int
         let version: UInt64
         let time: UInt64
     }
@@ -149,11 +149,13 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         statesSeen.reserveCapacity(min(1 << 23, expectedStates * peers.count))
     }
 
-    /// Files `statesSeen` into each peer's `stateVersions` and `stateTimes`;
-    /// called once the loops went quiet, before the peers are read.
+    /// Files `statesSeen` into each peer's `stateVersions` and `stateTimes`,
+    /// in arrival order, and empties it. Runs on this worker's loop thread
+    /// (`BenchRunner` posts it): a frame arriving late appends to the log,
+    /// never to the arrays the runner then reads.
     func fileStatesSeen() {
         var counts = [Int](repeating: 0, count: peers.count)
-        for seen in statesSeen { counts[Int(seen.peer)] += 1 }
+        for seen in statesSeen { counts[seen.peer] += 1 }
         for peer in peers {
             peer.stateVersions = []
             peer.stateTimes = []
@@ -161,10 +163,11 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
             peer.stateTimes.reserveCapacity(counts[peer.index])
         }
         for seen in statesSeen {
-            let peer = peers[Int(seen.peer)]
+            let peer = peers[seen.peer]
             peer.stateVersions.append(seen.version)
             peer.stateTimes.append(seen.time)
         }
+        statesSeen = []
     }
 
     func start() -> Bool {
@@ -317,7 +320,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         case .state:
             peer.lastVersion = frame.version
             peer.lastOrder = frame.order
-            statesSeen.append(StateSeen(peer: Int32(truncatingIfNeeded: peer.index), version: frame.version, time: now))
+            statesSeen.append(StateSeen(peer: peer.index, version: frame.version, time: now))
             if inWindow { statesInWindow += 1 }
             let driver = plan.kind.driver
             driver.read(self, state: message, version: frame.version, of: peer, inWindow: inWindow)
