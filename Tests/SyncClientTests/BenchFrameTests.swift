@@ -106,7 +106,7 @@ import Testing
         let kind = typeAt + 1 < count ? kinds[bytes[typeAt + 1]] ?? .other : .other
         let version = versionAt.map(number) ?? 0
         var ref: Int?
-        if kind != .state || readsOrder, let refAt { ref = Int(number(refAt + 1)) }
+        if kind != .state || readsOrder, let refAt { ref = Int(exactly: number(refAt + 1)) }
         var order: UInt64 = 0
         if kind == .state, readsOrder, var at = orderAt {
             var shift: UInt64 = 0
@@ -129,8 +129,9 @@ import Testing
         var random = SetDeck.SplitMix64(seed: 1_919)
         let pieces = ["\"", ":", "\\", ",", "{", "}", "[", "]", "type", "ty", "version", "ref", "order", "state", "ack",
                       "12", "7", "A", "\"F\"", " ", "-", "\"type\":\"", "\"version\":", "\"ref\":\"", "\"order\":[",
-                      "\"refs\":", "\"ty\":\"", "\"types\":\"", "\"versions\":", "\"s", "\"a", "\"r", "\"e", "\"o"]
-        var typed = 0
+                      "\"refs\":", "\"ty\":\"", "\"types\":\"", "\"versions\":", "\"s", "\"a", "\"r", "\"e", "\"o",
+                      "\"type\":\"state\",", "\"order\":[\"F\",\"A\"],"]
+        var typed = 0, versioned = 0, reffed = 0, ordered = 0
         for _ in 0..<600 {
             let text = (0..<Int(5 + random.next() % 40)).map { _ in pieces[Int(random.next() % UInt64(pieces.count))] }.joined()
             let bytes = Array(text.utf8)
@@ -138,7 +139,12 @@ import Testing
                 let prefix = Array(bytes[..<end])
                 for readsOrder in [true, false] {
                     let reference = Self.byteByByte(prefix, readsOrder: readsOrder)
-                    if reference != nil { typed += 1 }
+                    if let reference {
+                        typed += 1
+                        if reference.version > 0 { versioned += 1 }
+                        if reference.ref != nil { reffed += 1 }
+                        if reference.order > 0 { ordered += 1 }
+                    }
                     let frame = prefix.withUnsafeBytes { BenchFrame($0, readsOrder: readsOrder) }
                     #expect(frame?.kind == reference?.kind && frame?.version == reference?.version
                             && frame?.ref == reference?.ref && frame?.order == reference?.order,
@@ -147,5 +153,6 @@ import Testing
             }
         }
         #expect(typed > 1_000, "the seeded strings must carry a type often enough to compare fields")
+        #expect(versioned > 100 && reffed > 100 && ordered > 100, "versions \(versioned), refs \(reffed), orders \(ordered) compared")
     }
 }

@@ -52,7 +52,7 @@ struct BenchFrame {
         }
         if let versionAt { version = Self.number(bytes, versionAt) }
         // A Set table's state frame is long and carries no ref: not read for one.
-        if kind != .state || readsOrder, let refAt { ref = Int(Self.number(bytes, refAt + 1)) }
+        if kind != .state || readsOrder, let refAt { ref = Int(exactly: Self.number(bytes, refAt + 1)) }
         if kind == .state, readsOrder, var at = orderAt {
             var shift: UInt64 = 0
             while at < bytes.count, bytes[at] != UInt8(ascii: "]"), shift < 60 {

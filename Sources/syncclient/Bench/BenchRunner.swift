@@ -15,8 +15,13 @@ struct BenchRunner {
         for worker in workers where !worker.start() {
             FileHandle.standardError.write(Data("bench: could not start a network loop\n".utf8))
         }
+        // Signalled once per loop when its `run` returns (at once for one that did not start).
+        let loopsEnded = DispatchSemaphore(value: 0)
         let threads = workers.map { worker in
-            let thread = Thread { worker.client.run() }
+            let thread = Thread {
+                worker.client.run()
+                loopsEnded.signal()
+            }
             thread.name = "bench-\(worker.index)"
             thread.start()
             return thread
@@ -59,11 +64,14 @@ struct BenchRunner {
         }
         usleep(1_000_000)
         if progress { status("") }
-        let report = summarize(workers, hubBefore: hubBefore, hubAfter: hubAfter, ownBefore: ownBefore, ownAfter: ownAfter)
+        // The loops end before anything they wrote is read: a frame or an
+        // answer arriving late can no longer change what is summed up.
         for worker in workers { worker.client.post { worker.closeAll() } }
         usleep(300_000)
         for worker in workers { worker.client.stop() }
-        return report
+        let ended = workers.allSatisfy { _ in loopsEnded.wait(timeout: .now() + 30) == .success }
+        if !ended { FileHandle.standardError.write(Data("bench: a network loop did not end within 30 s; its figures may be incomplete\n".utf8)) }
+        return summarize(workers, hubBefore: hubBefore, hubAfter: hubAfter, ownBefore: ownBefore, ownAfter: ownAfter)
     }
 
     private func status(_ text: String) {
@@ -72,17 +80,8 @@ struct BenchRunner {
 
     private func summarize(_ workers: [BenchWorker], hubBefore: ProcessSample?, hubAfter: ProcessSample?,
                            ownBefore: ProcessSample?, ownAfter: ProcessSample?) -> BenchReport {
-        // Peers and acknowledgements are read after the loops went quiet;
-        // the state log is filed on each loop's own thread.
-        for worker in workers {
-            let filed = DispatchSemaphore(value: 0)
-            worker.client.post {
-                worker.fileStatesSeen()
-                filed.signal()
-            }
-            // A loop that never started (`start` failed) runs nothing posted.
-            if filed.wait(timeout: .now() + 10) == .timedOut { worker.fileStatesSeen() }
-        }
+        // Peers and acknowledgements are read once the loops have ended.
+        for worker in workers { worker.fileStatesSeen() }
         let peers = workers.flatMap(\.peers)
         var connect = Histogram<UInt64>(highestTrackableValue: 120_000_000_000)
         for peer in peers { if let nanos = peer.connectNanos { _ = connect.record(max(1, nanos)) } }

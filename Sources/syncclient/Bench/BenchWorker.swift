@@ -150,9 +150,8 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     }
 
     /// Files `statesSeen` into each peer's `stateVersions` and `stateTimes`,
-    /// in arrival order, and empties it. Runs on this worker's loop thread
-    /// (`BenchRunner` posts it): a frame arriving late appends to the log,
-    /// never to the arrays the runner then reads.
+    /// in arrival order, and empties it. `BenchRunner` calls it once the
+    /// loop has ended.
     func fileStatesSeen() {
         var counts = [Int](repeating: 0, count: peers.count)
         for seen in statesSeen { counts[seen.peer] += 1 }
