@@ -70,7 +70,9 @@ struct BenchFrame {
         index < bytes.count ? bytes[index] : 0
     }
 
-    private static func number(_ bytes: UnsafeRawBufferPointer, _ start: Int) -> UInt64 {
+    /// The unsigned integer at `start` (0 when no digit is there); the Set
+    /// table's reader (`SetView`) reads its numbers with it too.
+    static func number(_ bytes: UnsafeRawBufferPointer, _ start: Int) -> UInt64 {
         var value: UInt64 = 0
         var index = start
         while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {

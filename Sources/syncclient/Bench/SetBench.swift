@@ -46,7 +46,7 @@ struct SetView {
     init?(_ bytes: UnsafeRawBufferPointer, playerKey: [UInt8]) {
         guard let gameAt = Self.after("\"game\":", in: bytes, from: 0) else { return nil }
         kindMembersAt = gameAt - 7
-        game = Int(Self.number(bytes, gameAt))
+        game = Int(BenchFrame.number(bytes, gameAt))
         guard var at = Self.after("\"table\":[", in: bytes, from: gameAt) else { return nil }
         while at < bytes.count, bytes[at] != UInt8(ascii: "]") {
             if bytes[at] == UInt8(ascii: "\""), at + 5 < bytes.count, let card = Self.card(bytes, at + 1) {
@@ -57,11 +57,11 @@ struct SetView {
             }
         }
         if let deckAt = Self.after("\"deck\":", in: bytes, from: at) {
-            deck = Int(Self.number(bytes, deckAt))
+            deck = Int(BenchFrame.number(bytes, deckAt))
             at = deckAt
         }
         if let setsAt = Self.after("\"sets_on_table\":", in: bytes, from: at) {
-            setsOnTable = Int(Self.number(bytes, setsAt))
+            setsOnTable = Int(BenchFrame.number(bytes, setsAt))
             at = setsAt
         }
         if let overAt = Self.after("\"over\":", in: bytes, from: at) {
@@ -70,8 +70,8 @@ struct SetView {
         }
         guard let playersAt = Self.after("\"players\":{", in: bytes, from: at),
               let mine = Self.after(playerKey, in: bytes, from: playersAt) else { return }
-        if let scoreAt = Self.after("\"score\":", in: bytes, from: mine) { score = Int(Self.number(bytes, scoreAt)) }
-        if let missesAt = Self.after("\"misses\":", in: bytes, from: mine) { misses = Int(Self.number(bytes, missesAt)) }
+        if let scoreAt = Self.after("\"score\":", in: bytes, from: mine) { score = Int(BenchFrame.number(bytes, scoreAt)) }
+        if let missesAt = Self.after("\"misses\":", in: bytes, from: mine) { misses = Int(BenchFrame.number(bytes, missesAt)) }
         if var pickAt = Self.after("\"picked\":[", in: bytes, from: mine) {
             while pickAt < bytes.count, bytes[pickAt] != UInt8(ascii: "]") {
                 if bytes[pickAt] == UInt8(ascii: "\""), pickAt + 5 < bytes.count, let card = Self.card(bytes, pickAt + 1) {
@@ -126,16 +126,6 @@ struct SetView {
             index += 1
         }
         return nil
-    }
-
-    static func number(_ bytes: UnsafeRawBufferPointer, _ start: Int) -> UInt64 {
-        var value: UInt64 = 0
-        var index = start
-        while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
-            value = value &* 10 &+ UInt64(bytes[index] - UInt8(ascii: "0"))
-            index += 1
-        }
-        return value
     }
 
     /// The `code` of a `rejected` frame (`"code":"taken"`), or "?".
