@@ -80,7 +80,14 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            resources: [.copy("Web")]
+            resources: [.copy("Web")],
+            // Release builds drop the dynamic exclusivity checks here too, as
+            // in WebSocketLoop: about 40 a change, 3 % of the hub's
+            // instructions per paced change (BENCHMARKS.md, "Fewer
+            // instructions before the first send"). The checks only catch an
+            // overlapping access on one thread; every test runs a debug
+            // build, which keeps them.
+            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
         ),
         .executableTarget(
             name: "syncclient",

@@ -23,10 +23,19 @@ public enum HubMessage {
 
     /// The common members of a `state` frame, in the order they are
     /// written, before the kind's own (`WireKind.stateShape`) and presence.
-    public static func stateHead(board: String, kind: String, version: UInt64, clients: Int, names: [String]) -> [ShapeMember] {
-        [ShapeMember("type", .string("state")), ShapeMember("board", .string(board)), ShapeMember("kind", .string(kind)),
-         ShapeMember("version", .int(version)), ShapeMember("clients", .int(clients)),
-         ShapeMember("names", .array(names.map { .string($0) }))]
+    /// `room`: members the caller appends after these, so the array is
+    /// allocated once.
+    public static func stateHead(board: String, kind: String, version: UInt64, clients: Int, names: [String],
+                                 room: Int = 0) -> [ShapeMember] {
+        var members: [ShapeMember] = []
+        members.reserveCapacity(6 + room)
+        members.append(ShapeMember("type", .string("state")))
+        members.append(ShapeMember("board", .string(board)))
+        members.append(ShapeMember("kind", .string(kind)))
+        members.append(ShapeMember("version", .int(version)))
+        members.append(ShapeMember("clients", .int(clients)))
+        members.append(ShapeMember("names", .array(names.map { .string($0) })))
+        return members
     }
 
     /// `{"type":"patch","board":...,"version":N,"ops":[...]}`: `ops` (JSON

@@ -59,16 +59,16 @@ public enum StateShape: Equatable, Sendable {
             out.raw(UInt8(ascii: "}"))
         case let .array(elements):
             out.raw(UInt8(ascii: "["))
-            for (index, element) in elements.enumerated() {
+            for index in elements.indices {
                 if index > 0 { out.raw(UInt8(ascii: ",")) }
-                element.write(to: &out)
+                elements[index].write(to: &out)
             }
             out.raw(UInt8(ascii: "]"))
         case let .identified(elements):
             out.raw(UInt8(ascii: "["))
-            for (index, element) in elements.enumerated() {
+            for index in elements.indices {
                 if index > 0 { out.raw(UInt8(ascii: ",")) }
-                element.value.write(to: &out)
+                elements[index].value.write(to: &out)
             }
             out.raw(UInt8(ascii: "]"))
         }
@@ -96,11 +96,11 @@ public struct ShapeMember: Equatable, Sendable {
     /// `"a":1,"b":[]`: members without the braces (a kind's own part of a
     /// state frame, `WireKind.stateMembers`).
     public static func write(_ members: [ShapeMember], to out: inout JSONWriter) {
-        for (index, member) in members.enumerated() {
+        for index in members.indices {
             if index > 0 { out.raw(UInt8(ascii: ",")) }
-            out.string(member.key)
+            out.string(members[index].key)
             out.raw(UInt8(ascii: ":"))
-            member.value.write(to: &out)
+            members[index].value.write(to: &out)
         }
     }
 

@@ -44,6 +44,56 @@ import Testing
         }
     }
 
+    /// The writer keeps its bytes in an allocation of its own: a copy of a
+    /// writer is a value (appending to one leaves the other as it was), and
+    /// a frame larger than the first allocation grows it with nothing lost.
+    @Test func aCopyIsAValueAndGrowingKeepsEveryByte() {
+        var first = JSONWriter(capacity: 4)
+        first.raw("[")
+        let before = first
+        var second = first
+        first.string("one")
+        second.number(2)
+        #expect(before.text == "[", "the copy taken before the appends is unchanged")
+        #expect(first.text == #"["one""#)
+        #expect(second.text == "[2")
+        // Far past the first allocation (16 bytes at least), through several
+        // doublings, in pieces of every kind; the reference is a String
+        // escaped scalar by scalar, apart from the writer.
+        var grown = JSONWriter(capacity: 1)
+        var expected = ""
+        for index in 0..<500 {
+            let text = String(repeating: "é\"", count: index % 7) + "\u{1}"
+            grown.raw(",")
+            grown.string(text)
+            grown.number(-index)
+            grown.raw(json: "[\(index)]")
+            expected += ","
+            expected += Self.escaped(text) + "\(-index)[\(index)]"
+        }
+        #expect(grown.text == expected)
+        #expect(grown.count == expected.utf8.count)
+        #expect(grown.bytes == Array(expected.utf8))
+        grown.withUnsafeBytes { #expect(Array($0) == Array(expected.utf8)) }
+    }
+
+    /// A JSON string literal as the rules read (the reference for the writer).
+    static func escaped(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
     @Test func aShapeIsWrittenMemberByMemberInOrder() {
         let shape = StateShape.object([
             ShapeMember("type", .string("state")), ShapeMember("n", .int(-3)), ShapeMember("ok", .bool(true)),

@@ -16,6 +16,9 @@ extension BoardRoom {
         let base = publishedGeneration
         var patch: String?
         var unchanged = false
+        // The shape this publish replaces, freed with the publish, after
+        // its fan-out, not before its first send.
+        var replaced: StateShape?
         if let old = published {
             if patchTo.isEmpty {
                 unchanged = old == shape
@@ -28,6 +31,7 @@ extension BoardRoom {
         if !unchanged {
             generations += 1
             publishedGeneration = generations
+            replaced = published
             published = shape
         }
         var presence: String?
@@ -47,7 +51,7 @@ extension BoardRoom {
         if unchanged { stateTo = stateTo.filter { whole.contains($0) } }
         return PublishedState(board: name, shape: shape, stateTo: stateTo, stateMemo: unchanged ? nil : audience.memo, patchTo: patchTo,
                               wholeTo: whole, base: base, generation: publishedGeneration, patch: patch, presence: presence,
-                              presenceTo: presence == nil ? [] : presenceTo)
+                              presenceTo: presence == nil ? [] : presenceTo, replaced: replaced)
     }
 
     /// Who takes whole states, patches and presence: kept between

@@ -205,10 +205,10 @@ class BoardRoom {
 
     /// The common members of the `state` frame: type, board, kind,
     /// version, clients (on every hub, cluster mode) and names.
-    func stateHead() -> [ShapeMember] {
+    func stateHead(room: Int = 0) -> [ShapeMember] {
         HubMessage.stateHead(board: address.name, kind: address.kind, version: durableVersion,
                              clients: members.count + shared.remoteClients,
-                             names: shared.remoteNames.isEmpty ? names : (names + shared.remoteNames).sorted())
+                             names: shared.remoteNames.isEmpty ? names : (names + shared.remoteNames).sorted(), room: room)
     }
 
     /// The names given on this hub alone (what presence tells the other hubs).

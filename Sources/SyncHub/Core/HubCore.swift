@@ -120,6 +120,10 @@ struct HubCore {
     /// non-mutating call on the shell's `core` (a struct in a class) would
     /// otherwise copy the whole core, every dictionary retained and
     /// released, for each frame (seen in profiles of the paced fan-out).
+    /// (Inlined, a board's frame still copied the core: the call into the
+    /// room's parser is opaque, so the core was copied to outlive it. The
+    /// shell therefore finds the room in `boardOf` and `boards` and calls its
+    /// parser itself; it comes here for a connection awaiting its token.)
     @inline(__always)
     func parse(connection: UInt64, _ bytes: UnsafeRawBufferPointer) -> ParsedFrame? {
         guard let board = boardOf[connection], let room = boards[board] else {

@@ -110,8 +110,9 @@ class KindRoom<Kind: HostedKind>: BoardRoom {
     }
 
     override func stateShape() -> StateShape {
-        var members = stateHead()
-        members += Kind.stateShape(durableState)
+        let own = Kind.stateShape(durableState)
+        var members = stateHead(room: own.count + 1)  // one allocation, `editing` included
+        members += own
         if let editing = editingShape() { members.append(ShapeMember("editing", editing)) }
         return .object(members)
     }
@@ -145,9 +146,13 @@ class KindRoom<Kind: HostedKind>: BoardRoom {
         // The board compacted: forget the least recent replicas beyond the
         // limit before the checkpoint is stored, so neither memory nor the
         // checkpoint grows with every replica ever seen.
-        var keep = Set(members.values.compactMap(\.replica))
-        keep.formUnion(replicasInFlight)
-        counters.replicasForgotten += UInt64(replica.forgetReplicas(beyond: limit, keeping: keep))
+        // (The set of replicas to keep is made only when there may be some
+        // to forget: not on every change.)
+        if replica.versions.entries.count > limit {
+            var keep = Set(members.values.compactMap(\.replica))
+            keep.formUnion(replicasInFlight)
+            counters.replicasForgotten += UInt64(replica.forgetReplicas(beyond: limit, keeping: keep))
+        }
         let checkpoint = replica.checkpoint
         storedFrontier = checkpoint.frontier
         inFlight[inFlight.count - 1].checkpoint = checkpoint

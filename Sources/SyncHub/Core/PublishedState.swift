@@ -29,9 +29,12 @@ final class PublishedState {
     /// presence changed, and who gets it.
     let presence: String?
     let presenceTo: [UInt64]
+    /// The board's previous shape, kept so that freeing it (a tree as large
+    /// as the state) waits until this publish is delivered.
+    private let replaced: StateShape?
 
     init(board: String, shape: StateShape, stateTo: [UInt64], stateMemo: AudienceMemo? = nil, patchTo: [UInt64], wholeTo: Set<UInt64>,
-         base: UInt64, generation: UInt64, patch: String?, presence: String?, presenceTo: [UInt64]) {
+         base: UInt64, generation: UInt64, patch: String?, presence: String?, presenceTo: [UInt64], replaced: StateShape? = nil) {
         self.board = board
         self.shape = shape
         self.stateTo = stateTo
@@ -43,6 +46,7 @@ final class PublishedState {
         self.patch = patch
         self.presence = presence
         self.presenceTo = presenceTo
+        self.replaced = replaced
     }
 
     /// The whole `state` frame, written once, on first use, as the bytes

@@ -228,7 +228,11 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             carryOut(core.handle(.binary(connection: connection.id)))
             return
         }
-        guard let parsed = core.parse(connection: connection.id, message) else { return }
+        // The room found through the core's stored tables and its parser
+        // called here: a call on `core` around an opaque one (the room's
+        // parser) copies the whole core first (see `HubCore.parse`).
+        let room = core.boardOf[connection.id].flatMap { core.boards[$0] }
+        guard let parsed = room?.parse(message) ?? core.parse(connection: connection.id, message) else { return }
         if core.isAwaitingToken(connection.id), core.verifyAwaiting(connection.id, frame: parsed) {
             // A valid token with a role on the board arrived: read the board
             // now (never at the upgrade, never for a token refused).
@@ -391,6 +395,8 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             }
         }
         carryOut(core.publishChanged())
+        // The records are freed here, after the fan-out, not before it.
+        withExtendedLifetime(records) {}
     }
 
     // MARK: Store

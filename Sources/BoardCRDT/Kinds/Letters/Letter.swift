@@ -19,7 +19,9 @@ public struct Letter: Hashable, Comparable, Sendable, CustomStringConvertible {
     public static let all: [Letter] = (0..<26).map { Letter(index: $0)! }
 
     public var character: Character { Character(Unicode.Scalar(index + 65)) }
-    public var description: String { String(character) }
+    /// "A" ... "Z", from a table: a state frame names every selected letter.
+    public var description: String { Self.names[Int(index)] }
+    private static let names: [String] = (0..<26).map { String(Character(Unicode.Scalar(UInt8($0) + 65))) }
     public static func < (a: Letter, b: Letter) -> Bool { a.index < b.index }
 }
 

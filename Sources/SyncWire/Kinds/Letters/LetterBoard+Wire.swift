@@ -49,7 +49,10 @@ extension LetterBoard: WireKind {
 
     public static func stateShape(_ state: State) -> [ShapeMember] {
         // By letter (each is selected at most once): a move is one `move`.
-        [ShapeMember("order", .identified(state.selections.map { IdentifiedShape(id: "\($0.letter)", .string("\($0.letter)")) }))]
+        [ShapeMember("order", .identified(state.selections.map { selection in
+            let letter = selection.letter.description
+            return IdentifiedShape(id: letter, .string(letter))
+        }))]
     }
 
     /// `select`, `deselect` and `move` (every change but `reset`) read by hand.
