@@ -40,6 +40,16 @@ only once the server has written them all: every client then waits for the
 server's whole fan-out plus the tool's reading of the frames before its own.
 Pinned, the tool reads while the server writes, as clients on other
 machines would (BENCHMARKS.md, "The tool's own work per frame").
+
+`--ceiling-bytes` sets the size of the messages the broadcaster relays.
+`match` (the default) pads them (`syncclient bench --raw --raw-bytes N`) to
+the mean size of the hub's frames, read from a 3-s run against a hub of
+its own before the repetitions: the ceiling then delivers the bytes the
+hub must (its `state` frame is fixed by the protocol at about twice the
+tool's bare echo, and every byte costs the tool's client parser and the
+kernel alike). `0` keeps the bare echo (about 55 bytes); a number pads to it.
+Both sizes are reported (BENCHMARKS.md, "A ceiling that carries the hub's
+bytes").
 """
 import argparse, json, math, os, pathlib, statistics, sys, time
 
@@ -50,11 +60,29 @@ ROOT = campaign.ROOT
 ARGS = ["--clients", 50, "--rate", 400]
 
 
-def run(kind, seconds, warmup, hub_args=()):
+def padding(ceiling_bytes):
+    """The tool's arguments that pad the broadcaster's messages."""
+    return ["--raw-bytes", ceiling_bytes] if ceiling_bytes else []
+
+
+def hub_frame_bytes(hub_args):
+    """The mean size of the frames a hub sends in this scenario, from a
+    3-s run against a hub of its own (what `--ceiling-bytes match` pads the
+    broadcaster's messages to)."""
+    server = campaign.Server("memory", hub_args)
+    try:
+        report = campaign.bench(server, *ARGS, "--duration", 3, "--warmup", 1)
+    finally:
+        server.stop()
+    return round(report["meanFrameBytes"])
+
+
+def run(kind, seconds, warmup, hub_args=(), ceiling_bytes=0):
     load = os.getloadavg()[0]
     server = campaign.Server("raw", ()) if kind == "raw" else campaign.Server("memory", hub_args)
     try:
-        report = campaign.bench(server, *ARGS, "--duration", seconds, "--warmup", warmup, raw=kind == "raw")
+        report = campaign.bench(server, *ARGS, "--duration", seconds, "--warmup", warmup,
+                                *(padding(ceiling_bytes) if kind == "raw" else []), raw=kind == "raw")
     finally:
         server.stop()
     report["load1"] = load
@@ -122,9 +150,11 @@ def sliced_rep(rep, opts):
     try:
         for _ in range(opts.slices):
             for kind in order:
+                raw_run = kind == "raw" or opts.control
                 got[kind].append(campaign.bench(servers[kind], *ARGS, "--duration", opts.seconds / opts.slices,
                                                 "--warmup", opts.warmup, "--histogram",
-                                                raw=kind == "raw" or opts.control, cpus=cpus[1]))
+                                                *(padding(opts.ceiling_bytes) if raw_run else []),
+                                                raw=raw_run, cpus=cpus[1]))
     finally:
         hub.stop()
         raw.stop()
@@ -150,25 +180,39 @@ def main():
                         help="side by side: both servers up, the tool alternating between them this many times a repetition")
     parser.add_argument("--pin", action="store_true",
                         help="with --slices: both servers on CPU 0 and the tool on CPU 1 (taskset), as clients on other machines would be")
+    parser.add_argument("--ceiling-bytes", default="match",
+                        help="bytes of each message the broadcaster relays: 'match' (the mean of the hub's frames, "
+                             "measured first), 0 (the bare echo) or a number")
     parser.add_argument("--out", type=pathlib.Path, default=ROOT / "Benchmarks" / "results" / "paced-letters-latest.json")
     opts = parser.parse_args()
     if opts.pin and not opts.slices:
         parser.error("--pin needs --slices")
     campaign.BIN = opts.bin
+    hub_bytes = hub_frame_bytes(opts.hub_arg)
+    if opts.ceiling_bytes == "match":
+        opts.ceiling_bytes = hub_bytes
+    elif not opts.ceiling_bytes.isdigit():
+        parser.error("--ceiling-bytes takes 'match', 0 or a number of bytes")
+    else:
+        opts.ceiling_bytes = int(opts.ceiling_bytes)
+    print(f"the hub's frames: {hub_bytes} bytes on average; the broadcaster relays "
+          + (f"messages padded to {opts.ceiling_bytes} bytes" if opts.ceiling_bytes else "the bare echo"), flush=True)
     reps = []
     for rep in range(opts.reps):
         if opts.slices:
             order, got = sliced_rep(rep, opts)
         else:
             order = ("hub", "raw") if rep % 2 == 0 else ("raw", "hub")
-            got = {kind: run("raw" if opts.control else kind, opts.seconds, opts.warmup, opts.hub_arg) for kind in order}
+            got = {kind: run("raw" if opts.control else kind, opts.seconds, opts.warmup, opts.hub_arg, opts.ceiling_bytes)
+                   for kind in order}
         if opts.control:
             got["hub"].setdefault("visibilityAtEveryClientMillis", {"p99": 0.0})
         hub, raw = got["hub"], got["raw"]
         ratio = hub["visibilityMillis"]["p99"] / raw["visibilityMillis"]["p99"]
         reps.append({"order": order, "hub": hub, "raw": raw, "ratio": ratio})
         print(f"rep {rep + 1} ({' then '.join(order)}): hub p99 {hub['visibilityMillis']['p99']} ms, "
-              f"raw p99 {raw['visibilityMillis']['p99']} ms, ratio {ratio:.2f}, "
+              f"raw p99 {raw['visibilityMillis']['p99']} ms, ratio {ratio:.3f}, "
+              f"frames {hub.get('meanFrameBytes', 0):.0f} / {raw.get('meanFrameBytes', 0):.0f} bytes, "
               f"load {hub['load1']:.2f} / {raw['load1']:.2f}; hub errors {hub.get('errors')}, disconnects "
               f"{hub.get('disconnects')}, unseen {hub.get('unseen')}, converged {hub.get('converged')}", flush=True)
 
@@ -203,7 +247,7 @@ def main():
           f"{sum(x <= opts.limit for x in ratios)} of {len(ratios)} runs (worst {worst:.2f}x, "
           f"median {statistics.median(ratios):.2f}x)")
     opts.out.parent.mkdir(parents=True, exist_ok=True)
-    opts.out.write_text(json.dumps({"bin": str(opts.bin), "hubArgs": opts.hub_arg, "control": opts.control, "slices": opts.slices, "pinned": opts.pin, "reps": reps, "seconds": opts.seconds, "warmup": opts.warmup,
+    opts.out.write_text(json.dumps({"bin": str(opts.bin), "hubArgs": opts.hub_arg, "control": opts.control, "slices": opts.slices, "pinned": opts.pin, "ceilingBytes": opts.ceiling_bytes, "hubFrameBytes": hub_bytes, "reps": reps, "seconds": opts.seconds, "warmup": opts.warmup,
                                     "limit": opts.limit, "machine": campaign.machine(), "met": met,
                                     "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
                                    indent=1, default=str))

@@ -165,3 +165,33 @@ def test_bench_spreads_clients_over_several_hubs_and_splits_visibility(hub):
     # One hub: the report is as before, without the split.
     single = run_bench(hub, "--clients", 2, "--rate", 20, "--duration", 0.5, "--warmup", 0.2, "--prefix", "one")
     assert not {"hubs", "hubProcesses", "visibilitySameHubMillis", "visibilityCrossHubMillis"} & set(single)
+
+
+def test_raw_bytes_pads_every_message_the_broadcaster_relays(hub):
+    # `--raw --raw-bytes N` (Benchmarks/paced_letters.py, a ceiling that
+    # carries the hub's bytes): every frame the tool reads from the raw
+    # broadcaster is an echo of one of its messages, so with the padding each
+    # is exactly N bytes; without it, the bare echo is far shorter. Against
+    # the hub the report gives the mean of its frames too.
+    sys.path.insert(0, str(ROOT / "Benchmarks"))
+    import campaign
+    campaign.BIN = BIN
+    raw = campaign.Server("raw")
+    try:
+        def run(*extra):
+            out = subprocess.run([str(BIN / "syncclient"), "bench", f"ws://127.0.0.1:{raw.port}", "--json", "--quiet", "--raw",
+                                  "--clients", "3", "--rate", "30", "--duration", "1", "--warmup", "0.3", *map(str, extra)],
+                                 capture_output=True, text=True, timeout=60)
+            assert out.returncode == 0, out.stderr
+            return json.loads(out.stdout.strip().splitlines()[-1])
+        padded, bare = run("--raw-bytes", 150), run()
+    finally:
+        raw.stop()
+    assert padded["framesDeliveredPerSecond"] > 0 and padded["meanFrameBytes"] == 150
+    assert 0 < bare["meanFrameBytes"] < 100
+    assert run_bench(hub, "--clients", 3, "--rate", 30, "--duration", 1, "--warmup", 0.3)["meanFrameBytes"] > 50
+    # Padding is for the broadcaster's messages only, and bounded.
+    for args in (["--raw-bytes", "150"], ["--raw", "--raw-bytes", "-1"], ["--raw", "--raw-bytes", str(2 << 20)]):
+        out = subprocess.run([str(BIN / "syncclient"), "bench", f"ws://127.0.0.1:{hub.port}", *args],
+                             capture_output=True, text=True, timeout=30)
+        assert out.returncode != 0 and "--raw-bytes" in out.stderr, out.stderr

@@ -24,6 +24,11 @@ struct BenchPlan: Sendable {
     /// Against a plain broadcaster (Benchmarks/RawBroadcaster), the ceiling:
     /// each message carries its send time and is echoed to every client.
     var raw = false
+    /// `--raw-bytes`: each message to the broadcaster padded to this many
+    /// bytes (a `"pad"` member), so the frames it relays are as large as a
+    /// hub's states; 0: no padding (BENCHMARKS.md, "A ceiling that carries
+    /// the hub's bytes").
+    var rawBytes = 0
     /// Letter boards (moves) or Set tables (named players choosing cards).
     var kind: BenchKind = .letters
     /// The token and TLS trust every client uses (`--token`, `--ca`, `--insecure`).

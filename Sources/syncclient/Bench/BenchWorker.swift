@@ -105,6 +105,8 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     /// Raw mode: send-to-arrival latency of every echoed message, per client.
     private(set) var rawVisibility = Histogram<UInt64>(highestTrackableValue: 120_000_000_000)
     private(set) var framesInWindow = 0
+    /// Bytes of the frames read in the window (`meanFrameBytes`).
+    private(set) var bytesInWindow = 0
     private var windowEnd: UInt64 = .max
     // Set tables only, counted in the measured window:
     /// Refusals by code (`taken`, `deck_empty`, ...), of operations sent in the window.
@@ -294,9 +296,19 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     func send(_ intent: LetterBoard.Intent, from peer: Peer, at now: UInt64) {
         guard let connection = peer.connection, connection.isOpen else { return }
         let ref = track(from: peer, at: now)
-        let frame = plan.raw ? "{\"type\":\"ack\",\"ref\":\"\(ref)\",\"version\":\(now)}"
+        let frame = plan.raw ? Self.rawFrame(ref: ref, now: now, bytes: plan.rawBytes)
                              : ClientMessage<LetterBoard>.thinFrame(intent, ref: String(ref))
         client.send(frame, on: connection)
+    }
+
+    /// A message to the raw broadcaster: its ref and send time, padded with
+    /// a `"pad"` member to `bytes` when that is longer (`--raw-bytes`).
+    static func rawFrame(ref: Int, now: UInt64, bytes: Int) -> String {
+        let head = "{\"type\":\"ack\",\"ref\":\"\(ref)\",\"version\":\(now)"
+        // `,"pad":"` and `"}` around the padding: 10 bytes.
+        let padding = bytes - head.utf8.count - 10
+        guard padding > 0 else { return head + "}" }
+        return head + ",\"pad\":\"" + String(repeating: "x", count: padding) + "\"}"
     }
 
     // MARK: ClientDelegate
@@ -313,7 +325,10 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         guard let peer = peerOfConnection[connection.id] else { return }
         framesIn.add(1, ordering: .relaxed)
         let inWindow = now >= recordFrom && now < windowEnd
-        if inWindow { framesInWindow += 1 }
+        if inWindow {
+            framesInWindow += 1
+            bytesInWindow += message.count
+        }
         guard let frame = BenchFrame(message, readsOrder: plan.kind == .letters) else { return }
         switch frame.kind {
         case .state:
