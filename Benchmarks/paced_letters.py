@@ -42,14 +42,14 @@ Pinned, the tool reads while the server writes, as clients on other
 machines would (BENCHMARKS.md, "The tool's own work per frame").
 
 `--ceiling-bytes` sets the size of the messages the broadcaster relays.
-`match` (the default) pads them (`syncclient bench --raw --raw-bytes N`) to
-the mean size of the hub's frames, read from a 3-s run against a hub of
-its own before the repetitions: the ceiling then delivers the bytes the
-hub must (its `state` frame is fixed by the protocol at about twice the
-tool's bare echo, and every byte costs the tool's client parser and the
-kernel alike). `0` keeps the bare echo (about 55 bytes); a number pads to it.
-Both sizes are reported (BENCHMARKS.md, "A ceiling that carries the hub's
-bytes").
+`0` (the default) is the tool's bare echo (59 bytes in these runs), the
+ceiling the goal names. `match` pads them (`syncclient bench --raw
+--raw-bytes N`) to the mean size of the hub's frames, read from a 3-s run
+against a hub of its own before the repetitions: the ceiling then delivers
+the bytes the hub must (its `state` frame is fixed by the protocol at about
+twice the bare echo, and every byte costs the reader); a number pads to it.
+The hub's mean frame is measured and printed either way (BENCHMARKS.md, "A
+ceiling that carries the hub's bytes").
 """
 import argparse, json, math, os, pathlib, statistics, sys, time
 
@@ -74,7 +74,7 @@ def hub_frame_bytes(hub_args):
         report = campaign.bench(server, *ARGS, "--duration", 3, "--warmup", 1)
     finally:
         server.stop()
-    return round(report["meanFrameBytes"])
+    return round(report.get("meanFrameBytes") or 0)
 
 
 def run(kind, seconds, warmup, hub_args=(), ceiling_bytes=0):
@@ -98,7 +98,7 @@ def pooled(slices):
     them (the first bucket where the running count reaches
     ceil(p - 1 ulp) % of the total, capped at the largest sample). Counters
     (acks, refusals, errors, disconnects, unseen, seconds) summed; converged
-    only if every slice converged; CPU and ack rate averaged. The per-op
+    only if every slice converged; CPU, ack rate and frame size averaged. The per-op
     "last client" p99 is the worst slice's (the tool reports no histogram
     of it)."""
     counts = {}
@@ -128,7 +128,7 @@ def pooled(slices):
         out[key] = sum(r.get(key) or 0 for r in slices)
     out["converged"] = all(r["converged"] for r in slices)
     out["acknowledgedPerSecond"] = statistics.mean(r["acknowledgedPerSecond"] for r in slices)
-    for key in ("hubCPUPercent", "benchCPUPercent"):
+    for key in ("hubCPUPercent", "benchCPUPercent", "meanFrameBytes"):
         values = [r[key] for r in slices if r.get(key) is not None]
         out[key] = statistics.mean(values) if values else None
     out["visibilityAtEveryClientMillis"] = {"p99": max(r.get("visibilityAtEveryClientMillis", {}).get("p99", 0.0)
@@ -180,21 +180,29 @@ def main():
                         help="side by side: both servers up, the tool alternating between them this many times a repetition")
     parser.add_argument("--pin", action="store_true",
                         help="with --slices: both servers on CPU 0 and the tool on CPU 1 (taskset), as clients on other machines would be")
-    parser.add_argument("--ceiling-bytes", default="match",
-                        help="bytes of each message the broadcaster relays: 'match' (the mean of the hub's frames, "
-                             "measured first), 0 (the bare echo) or a number")
+    parser.add_argument("--ceiling-bytes", default="0",
+                        help="bytes of each message the broadcaster relays: 0 (the bare echo, the default), "
+                             "'match' (the mean of the hub's frames, measured first) or a number")
     parser.add_argument("--out", type=pathlib.Path, default=ROOT / "Benchmarks" / "results" / "paced-letters-latest.json")
     opts = parser.parse_args()
     if opts.pin and not opts.slices:
         parser.error("--pin needs --slices")
     campaign.BIN = opts.bin
+    if opts.ceiling_bytes != "match":
+        try:
+            opts.ceiling_bytes = int(opts.ceiling_bytes)
+        except ValueError:
+            parser.error("--ceiling-bytes takes 'match', 0 or a number of bytes")
+        if opts.ceiling_bytes != 0 and not 96 <= opts.ceiling_bytes <= 1 << 20:
+            parser.error("--ceiling-bytes: 0 (the bare echo) or 96...1048576 bytes")
+    # Measured in every mode, for the record; `match` pads to it. (The mean
+    # over every frame the hub's clients read: its states and the senders'
+    # acks, about 2 % of them.)
     hub_bytes = hub_frame_bytes(opts.hub_arg)
+    if not hub_bytes:
+        raise RuntimeError("the hub's clients read no frames in the measuring run")
     if opts.ceiling_bytes == "match":
-        opts.ceiling_bytes = hub_bytes
-    elif not opts.ceiling_bytes.isdigit():
-        parser.error("--ceiling-bytes takes 'match', 0 or a number of bytes")
-    else:
-        opts.ceiling_bytes = int(opts.ceiling_bytes)
+        opts.ceiling_bytes = max(96, hub_bytes)
     print(f"the hub's frames: {hub_bytes} bytes on average; the broadcaster relays "
           + (f"messages padded to {opts.ceiling_bytes} bytes" if opts.ceiling_bytes else "the bare echo"), flush=True)
     reps = []
@@ -212,7 +220,7 @@ def main():
         reps.append({"order": order, "hub": hub, "raw": raw, "ratio": ratio})
         print(f"rep {rep + 1} ({' then '.join(order)}): hub p99 {hub['visibilityMillis']['p99']} ms, "
               f"raw p99 {raw['visibilityMillis']['p99']} ms, ratio {ratio:.3f}, "
-              f"frames {hub.get('meanFrameBytes', 0):.0f} / {raw.get('meanFrameBytes', 0):.0f} bytes, "
+              f"frames {hub.get('meanFrameBytes') or 0:.0f} / {raw.get('meanFrameBytes') or 0:.0f} bytes, "
               f"load {hub['load1']:.2f} / {raw['load1']:.2f}; hub errors {hub.get('errors')}, disconnects "
               f"{hub.get('disconnects')}, unseen {hub.get('unseen')}, converged {hub.get('converged')}", flush=True)
 

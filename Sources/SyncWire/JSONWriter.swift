@@ -1,8 +1,8 @@
 /// JSON text written straight into bytes: the hub's hot frames (a state per
 /// board change, an ack per intent) are made of many short pieces, and a
 /// byte append costs a fraction of a `String` append (no UTF-8 bookkeeping,
-/// no small-string forms). A whole state's bytes become its outgoing frame
-/// as they are.
+/// no small-string forms). A whole state's bytes are copied once more, into
+/// its outgoing frame.
 ///
 /// The bytes live in a buffer of its own, copied on write like an array's:
 /// an append is a bounds check and a copy, where `Array.append(contentsOf:)`

@@ -175,7 +175,7 @@ def test_raw_bytes_pads_every_message_the_broadcaster_relays(hub):
     # the hub the report gives the mean of its frames too.
     sys.path.insert(0, str(ROOT / "Benchmarks"))
     import campaign
-    campaign.BIN = BIN
+    saved_bin, campaign.BIN = campaign.BIN, BIN
     raw = campaign.Server("raw")
     try:
         def run(*extra):
@@ -187,11 +187,17 @@ def test_raw_bytes_pads_every_message_the_broadcaster_relays(hub):
         padded, bare = run("--raw-bytes", 150), run()
     finally:
         raw.stop()
+        campaign.BIN = saved_bin
+        sys.path.remove(str(ROOT / "Benchmarks"))
     assert padded["framesDeliveredPerSecond"] > 0 and padded["meanFrameBytes"] == 150
     assert 0 < bare["meanFrameBytes"] < 100
     assert run_bench(hub, "--clients", 3, "--rate", 30, "--duration", 1, "--warmup", 0.3)["meanFrameBytes"] > 50
-    # Padding is for the broadcaster's messages only, and bounded.
-    for args in (["--raw-bytes", "150"], ["--raw", "--raw-bytes", "-1"], ["--raw", "--raw-bytes", str(2 << 20)]):
+    # Padding is for the broadcaster's messages only, and bounded (below 96
+    # bytes a bare message could not be padded to the size asked).
+    bounds = "--raw-bytes must be 0 (no padding) or 96...1048576"
+    for args, message in ((["--raw-bytes", "150"], "--raw-bytes pads the messages of --raw"),
+                          (["--raw", "--raw-bytes=-1"], bounds), (["--raw", "--raw-bytes", "95"], bounds),
+                          (["--raw", "--raw-bytes", str(2 << 20)], bounds)):
         out = subprocess.run([str(BIN / "syncclient"), "bench", f"ws://127.0.0.1:{hub.port}", *args],
                              capture_output=True, text=True, timeout=30)
-        assert out.returncode != 0 and "--raw-bytes" in out.stderr, out.stderr
+        assert out.returncode != 0 and message in out.stderr, out.stderr

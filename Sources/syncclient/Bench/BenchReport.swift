@@ -43,7 +43,7 @@ struct BenchReport: Codable {
     var framesDeliveredPerSecond: Double
     /// Mean size of a frame read in the window, in bytes (payload, without
     /// the WebSocket header): what a raw run's `--raw-bytes` matches.
-    var meanFrameBytes: Double = 0
+    var meanFrameBytes: Double?
     /// Send to first sight, one sample per (operation, client of its board).
     var visibilityMillis: Percentiles
     /// Send to the moment the last client of its board saw it, one sample per operation.
@@ -101,7 +101,7 @@ struct BenchReport: Codable {
             "connected      \(connected) (failures \(connectFailures)); connect \(p(connectMillis))",
             "acknowledged   \(operationsAcknowledged) ops (\(Int(acknowledgedPerSecond))/s), rejected \(operationsRejected), board changes \(Int(changesPerSecond))/s",
             "errors         \(errors) error frames, \(disconnects) connections lost during the run",
-            "delivered      \(Int(statesDeliveredPerSecond)) states/s, \(Int(framesDeliveredPerSecond)) frames/s of \(Int(meanFrameBytes.rounded())) bytes on average",
+            "delivered      \(Int(statesDeliveredPerSecond)) states/s, \(Int(framesDeliveredPerSecond)) frames/s\(meanFrameBytes.map { " of \(Int($0.rounded())) bytes on average" } ?? "")",
             "visibility     \(p(visibilityMillis))",
             "at every client \(p(visibilityAtEveryClientMillis))",
             "ack latency    \(p(ackMillis))",

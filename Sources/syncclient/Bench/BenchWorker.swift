@@ -302,12 +302,13 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     }
 
     /// A message to the raw broadcaster: its ref and send time, padded with
-    /// a `"pad"` member to `bytes` when that is longer (`--raw-bytes`).
+    /// a `"pad"` member to exactly `bytes` (`--raw-bytes`, at least 96: a
+    /// bare message is at most 73 bytes); 0: no padding.
     static func rawFrame(ref: Int, now: UInt64, bytes: Int) -> String {
         let head = "{\"type\":\"ack\",\"ref\":\"\(ref)\",\"version\":\(now)"
         // `,"pad":"` and `"}` around the padding: 10 bytes.
         let padding = bytes - head.utf8.count - 10
-        guard padding > 0 else { return head + "}" }
+        guard bytes > 0, padding >= 0 else { return head + "}" }
         return head + ",\"pad\":\"" + String(repeating: "x", count: padding) + "\"}"
     }
 

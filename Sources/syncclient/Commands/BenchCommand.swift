@@ -70,7 +70,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "The hub's process id, to report its RSS and CPU; repeat it for several hubs (summed).") var hubPid: [Int32] = []
     @Flag(help: "Only connect and hold the connections for --duration (idle-memory runs); send nothing.") var idle = false
     @Flag(help: "The target is a plain broadcaster (Benchmarks/RawBroadcaster): messages carry their send time and are echoed to all; no board semantics, no convergence check.") var raw = false
-    @Option(help: "With --raw: pad each message to this many bytes, so the broadcaster relays frames as large as a hub's states (0: no padding).") var rawBytes = 0
+    @Option(help: "With --raw: pad each message to this many bytes (96 or more), so the broadcaster relays frames as large as a hub's states (0: no padding).") var rawBytes = 0
     @Flag(help: "Measure connection setup only: open and close --connections connections; no operations.") var connectOnly = false
     @Option(help: "--connect-only: connections in all.") var connections = 1000
     @Option(help: "--connect-only: connections in flight at once, per thread.") var concurrency = 16
@@ -87,7 +87,9 @@ struct BenchCommand: ParsableCommand {
         if raw, urls.count > 1 { throw ValidationError("--raw drives one plain broadcaster: one hub") }
         if raw, kind != .letters { throw ValidationError("--raw drives a plain broadcaster: no --kind") }
         if rawBytes != 0, !raw { throw ValidationError("--raw-bytes pads the messages of --raw") }
-        guard (0...(1 << 20)).contains(rawBytes) else { throw ValidationError("--raw-bytes must be 0...1048576") }
+        guard rawBytes == 0 || (96...(1 << 20)).contains(rawBytes) else {
+            throw ValidationError("--raw-bytes must be 0 (no padding) or 96...1048576 (a bare message is up to 73 bytes)")
+        }
         guard boards >= 1, clients >= 1, duration > 0, threads >= 1, connectRate > 0 else {
             throw ValidationError("--boards, --clients, --duration, --threads and --connect-rate must be positive")
         }
