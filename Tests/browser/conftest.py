@@ -12,7 +12,7 @@ import json
 import os
 import re
 import signal
-import socket
+import sys
 import subprocess
 import threading
 import time
@@ -30,6 +30,9 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 from websockets.sync.client import connect as ws_connect  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
+# One port allocator for every suite of the pytest run (Tests/python/hubprocess.py).
+sys.path.insert(0, str(REPO / "Tests" / "python"))
+from hubprocess import free_port  # noqa: E402
 WIDTH, HEIGHT = 375, 812
 CHROMIUM = os.environ.get("CHROMIUM_BIN", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER_BIN", "/usr/bin/chromedriver")
@@ -42,12 +45,6 @@ def _resolve(env: str, default: str) -> tuple[Path, bool]:
     if not path.is_absolute():
         path = REPO / path
     return path, value is not None
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Hub:

@@ -50,17 +50,11 @@ Stable API (other test modules import it; extend, do not rename):
 """
 import os, pathlib, re, shutil, signal, socket, subprocess, tempfile, time, urllib.error, urllib.request
 import pytest
-from hubprocess import ProcessLog  # noqa: E402
+from hubprocess import ProcessLog, free_port  # noqa: E402,F401  (free_port: one allocator for every module)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(os.environ.get("SYNCHUB_BIN_DIR", ROOT / ".build" / "debug"))
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_until(predicate, timeout, interval=0.05, message=""):

@@ -1,14 +1,51 @@
 """The real synchub binary on a free port, for the hub's end-to-end tests."""
-import os, pathlib, signal, socket, subprocess, tempfile, time
+import os, pathlib, signal, socket, subprocess, tempfile, threading, time
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(os.environ.get("SYNCHUB_BIN_DIR", ROOT / ".build" / "debug"))
 
 
+def _below_ephemeral_range():
+    """Ports under the kernel's ephemeral range (32768-60999 on Debian):
+    neither `bind(port 0)` nor an outgoing connection ever takes one."""
+    try:
+        low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    return range(10000, max(low, 10001))
+
+
+_handed_out = set()
+_handed_out_lock = threading.Lock()
+_next_index = os.getpid() * 7919
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port on 127.0.0.1 that nothing listens on and that no earlier call
+    in this process returned. `bind(port 0)` alone was not enough: it can
+    give the same port to two calls in a row (CI: a test's Redis port came
+    back as its hub's own port, and the hub could not listen), and a port
+    from the ephemeral range can be taken by an outgoing connection before
+    the server that was meant to listen on it starts. So ports are handed
+    out in turn from below that range, each checked by a bind; the
+    starting point depends on the process id, so two test processes walk
+    different stretches."""
+    global _next_index
+    ports = _below_ephemeral_range()
+    with _handed_out_lock:
+        for _ in range(len(ports)):
+            port = ports[_next_index % len(ports)]
+            _next_index += 1
+            if port in _handed_out:
+                continue
+            with socket.socket() as s:
+                try:
+                    s.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+            _handed_out.add(port)
+            return port
+    raise RuntimeError(f"no free port left in {ports.start}-{ports.stop - 1}")
 
 
 class ProcessLog:

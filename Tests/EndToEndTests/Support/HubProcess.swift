@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// Paths of the built products and the repository, found from this file.
@@ -13,22 +14,50 @@ enum Build {
     static var syncclient: URL { binDirectory.appendingPathComponent("syncclient") }
 }
 
-/// A free TCP port on 127.0.0.1 (bound, read, released).
+/// Ports handed out so far, and where the next search starts.
+private let portsHandedOut = Mutex<(next: Int, taken: Set<Int>)>((next: Int(getpid()) &* 7919, taken: []))
+
+/// A port on 127.0.0.1 that nothing listens on and that no earlier call in
+/// this process returned. Taken in turn from below the kernel's ephemeral
+/// range (32768-60999 on Debian), each checked by a bind: `bind(port 0)` can
+/// give the same port to two calls in a row (CI: a Redis port came back as
+/// the hub's own), and an ephemeral port can be taken by an outgoing
+/// connection before the server meant for it listens. The start depends on
+/// the process id, so two test processes walk different stretches; the same
+/// rule as `free_port` in Tests/python/hubprocess.py.
 func freePort() -> Int {
+    let ports = 10000..<ephemeralPortsStart()
+    return portsHandedOut.withLock { state in
+        for _ in 0..<ports.count {
+            let port = ports.lowerBound + Int(UInt(bitPattern: state.next) % UInt(ports.count))
+            state.next &+= 1
+            if state.taken.contains(port) || !canListen(on: port) { continue }
+            state.taken.insert(port)
+            return port
+        }
+        fatalError("no free port left in \(ports)")
+    }
+}
+
+/// The first port of the kernel's ephemeral range (32768 if it cannot be read).
+private func ephemeralPortsStart() -> Int {
+    let text = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? ""
+    let low = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first.flatMap { Int($0) } ?? 32768
+    return max(low, 10001)
+}
+
+/// Whether a TCP socket can bind 127.0.0.1:`port` now (bound and released at once).
+private func canListen(on port: Int) -> Bool {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return false }
     defer { close(fd) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-    }
-    _ = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    return Int(UInt16(bigEndian: address.sin_port))
+    address.sin_port = UInt16(port).bigEndian
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    } == 0
 }
 
 /// The real `synchub` binary on a free port, stopped when the test is done.
