@@ -26,6 +26,13 @@ public final class ClientConnection: @unchecked Sendable {
     var outgoingHead = 0
     var closeRequested = false
     var receiveBuffer: [UInt8] = []
+    /// Bulk reader (`ClientReader.bulk`): the handshake until the hub's
+    /// answer upgrades, the answer's bytes so far, the frame reader, and
+    /// whether the socket closes once its queued frames are written.
+    var upgrade: ClientUpgrade?
+    var answer: [UInt8] = []
+    var frames: HubFrameReader?
+    var closesAfterWrites = false
 
     init(id: UInt64, url: WebSocketURL) {
         self.id = id

@@ -12,6 +12,17 @@ public protocol ClientDelegate: AnyObject {
     func serviceLoopDidRun()
 }
 
+/// How a client loop reads the frames of its `ws://` connections.
+public enum ClientReader: Sendable, Equatable {
+    /// libwebsockets' own WebSocket client (its parser takes a call per byte).
+    case libwebsockets
+    /// A plain socket of libwebsockets with the handshake and frames done
+    /// here (`ClientUpgrade`, `HubFrameReader`, `MaskedFrame`): a frame's
+    /// payload is handed on where it lies. `wss://` connections always use
+    /// libwebsockets' client.
+    case bulk
+}
+
 /// Outgoing WebSocket connections on one libwebsockets context and one
 /// thread: one for `syncclient watch`, thousands for `syncclient bench`.
 /// Same threading rule as the server: only the loop's thread touches lws;
@@ -38,9 +49,9 @@ public final class WebSocketClient: @unchecked Sendable {
     /// Live connections by the user pointer lws hands back: looked up, never
     /// dereferenced, so a late callback for a finished connection is harmless.
     /// An entry leaves when lws destroys the connection (`WSI_DESTROY`).
-    private var connections: [UnsafeMutableRawPointer: ClientConnection] = [:]
+    var connections: [UnsafeMutableRawPointer: ClientConnection] = [:]
     private let protocols: UnsafeMutablePointer<lws_protocols>
-    private let protocolName = strdup("synchub-client")
+    let protocolName = strdup("synchub-client")
     private let fdLimit: UInt32
     /// How often the loop is woken when the network is quiet.
     private let tickMicros: UInt32
@@ -50,9 +61,13 @@ public final class WebSocketClient: @unchecked Sendable {
     private var ticker: pthread_t?
     /// How `wss://` hubs are checked; nil: this loop makes plain `ws://` connections only.
     public let tls: ClientTLS?
+    /// How `ws://` connections read their frames.
+    public let reader: ClientReader
 
     /// `tls`: needed for `wss://` URLs (it loads OpenSSL and the trusted CAs once per loop).
-    public init(fdLimit: UInt32 = 4096, tickMicros: UInt32 = 50_000, eventLoop: EventLoopKind = .libev, tls: ClientTLS? = nil) {
+    public init(fdLimit: UInt32 = 4096, tickMicros: UInt32 = 50_000, eventLoop: EventLoopKind = .libev, tls: ClientTLS? = nil,
+                reader: ClientReader = .libwebsockets) {
+        self.reader = reader
         self.fdLimit = fdLimit
         self.eventLoop = eventLoop
         self.tickMicros = tickMicros
@@ -184,6 +199,11 @@ public final class WebSocketClient: @unchecked Sendable {
         info.ietf_version_or_minus_one = -1
         info.protocol = nil
         info.userdata = Unmanaged.passUnretained(connection).toOpaque()
+        let bulk = reader == .bulk && !url.isSecure
+        if bulk {
+            connection.upgrade = .random()
+            connection.frames = HubFrameReader(maxMessageBytes: maxMessageBytes)
+        }
         let wsi: OpaquePointer? = url.host.withCString { host in
             url.path.withCString { path in
                 (sourceAddress ?? "").withCString { source in
@@ -194,7 +214,15 @@ public final class WebSocketClient: @unchecked Sendable {
                     info.origin = nil
                     info.path = path
                     info.iface = sourceAddress == nil ? nil : source
-                    return lws_client_connect_via_info(&info)
+                    return "RAW".withCString { raw in
+                        if bulk {
+                            // A plain socket bound to this loop's protocol: its
+                            // callbacks are `WebSocketClient+Bulk.swift`'s.
+                            info.method = raw
+                            info.local_protocol_name = UnsafePointer(protocolName)
+                        }
+                        return lws_client_connect_via_info(&info)
+                    }
                 }
             }
         }
@@ -209,7 +237,11 @@ public final class WebSocketClient: @unchecked Sendable {
     /// Queues a text frame (loop thread).
     public func send(_ text: String, on connection: ClientConnection) {
         guard connection.isOpen, !connection.isFinished, let wsi = connection.wsi else { return }
-        connection.outgoing.append(OutgoingFrame(text: text))
+        if connection.frames != nil {
+            connection.outgoing.append(OutgoingFrame(MaskedFrame.encode(opcode: MaskedFrame.text, Array(text.utf8), mask: MaskedFrame.randomMask())))
+        } else {
+            connection.outgoing.append(OutgoingFrame(text: text))
+        }
         lws_callback_on_writable(wsi)
     }
 
@@ -240,7 +272,7 @@ public final class WebSocketClient: @unchecked Sendable {
         ticker = thread
     }
 
-    private func finish(_ connection: ClientConnection, reason: String) {
+    func finish(_ connection: ClientConnection, reason: String) {
         guard !connection.isFinished else { return }
         connection.isFinished = true
         connection.isOpen = false
@@ -271,6 +303,7 @@ public final class WebSocketClient: @unchecked Sendable {
         guard let user, let connection = connections[user] else {
             return lws_callback_http_dummy(wsi, reason, user, input, length)
         }
+        if connection.frames != nil, let answer = handleBulk(wsi, reason, connection, input, length) { return answer }
         switch reason {
         case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
             guard let authorization = connection.authorization, let input else { break }
@@ -332,7 +365,7 @@ public final class WebSocketClient: @unchecked Sendable {
         return 0
     }
 
-    private var closeReasons: [UInt64: String] = [:]
+    var closeReasons: [UInt64: String] = [:]
 
     /// Why a connection failed, for a person: a refused certificate or a
     /// refused upgrade (its HTTP status, read while lws still holds the

@@ -46,6 +46,9 @@ struct BenchPlan: Sendable {
     /// `--histogram`: the report carries the visibility samples, bucketed,
     /// so runs can be pooled (Benchmarks/paced_letters.py `--slices`).
     var histogram = false
+    /// `--reader`: how the clients read their frames (`ws://` only; `wss://`
+    /// always uses libwebsockets' client).
+    var reader: BenchReader = .bulk
 
     var totalClients: Int { boardNames.count * clientsPerBoard }
 

@@ -44,6 +44,8 @@ struct BenchReport: Codable {
     /// Mean size of a frame read in the window, in bytes (payload, without
     /// the WebSocket header): what a raw run's `--raw-bytes` matches.
     var meanFrameBytes: Double?
+    /// How the clients read their frames (`--reader`); nil in reports older than the option.
+    var reader: BenchReader?
     /// Send to first sight, one sample per (operation, client of its board).
     var visibilityMillis: Percentiles
     /// Send to the moment the last client of its board saw it, one sample per operation.

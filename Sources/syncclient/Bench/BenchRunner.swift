@@ -157,6 +157,7 @@ struct BenchRunner {
         }
         if hubPIDs.count > 1 { report.hubProcesses = hubPIDs.count }
         let frames = workers.reduce(0) { $0 + $1.framesInWindow }
+        report.reader = plan.hub.isSecure ? .libwebsockets : plan.reader
         if frames > 0 { report.meanFrameBytes = Double(workers.reduce(0) { $0 + $1.bytesInWindow }) / Double(frames) }
         if plan.histogram { report.visibilityHistogram = visibility.recordedValues().map { [$0.value, $0.count] } }
         plan.kind.driver.report(&report, workers: workers, plan: plan, seconds: seconds)

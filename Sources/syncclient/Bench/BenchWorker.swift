@@ -133,7 +133,8 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         // that, wake-ups only cost poll(2) over every socket of the thread.
         let perThread = plan.rate / Double(plan.threads)
         let tick = perThread > 0 ? min(10_000, max(1_000, 500_000 / perThread)) : 10_000
-        client = WebSocketClient(fdLimit: UInt32(plan.totalClients / plan.threads + 1024), tickMicros: UInt32(tick), tls: plan.access.tls)
+        client = WebSocketClient(fdLimit: UInt32(plan.totalClients / plan.threads + 1024), tickMicros: UInt32(tick), tls: plan.access.tls,
+                                 reader: plan.reader.clientReader)
         let seconds = Double(plan.warmupNanos + plan.durationNanos) / 1e9 + 2
         let expectedStates = plan.rate > 0 ? min(1 << 17, Int(plan.rate / Double(plan.boardNames.count) * seconds) + 64) : 0
         for (board, slot) in plan.slots(forWorker: index) {

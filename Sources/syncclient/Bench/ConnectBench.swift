@@ -125,7 +125,7 @@ final class ConnectWorker: ClientDelegate, @unchecked Sendable {
         self.count = count
         self.concurrency = concurrency
         self.index = index
-        client = WebSocketClient(fdLimit: UInt32(concurrency + 1024), tickMicros: 10_000, tls: plan.access.tls)
+        client = WebSocketClient(fdLimit: UInt32(concurrency + 1024), tickMicros: 10_000, tls: plan.access.tls, reader: plan.reader.clientReader)
     }
 
     func start() -> Bool {

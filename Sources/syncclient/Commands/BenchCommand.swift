@@ -79,6 +79,7 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "Print the summary as one JSON object.") var json = false
     @Flag(help: "With --json: add visibilityHistogram, the visibility samples as [nanoseconds, count] buckets, so that several runs can be pooled.") var histogram = false
     @Flag(help: "No live progress line.") var quiet = false
+    @Option(help: "How the clients read the hub's frames: bulk (a frame's payload taken where it lies) or libwebsockets (its own client, a parser call per byte; how this tool read before). wss:// always uses libwebsockets.") var reader: BenchReader = .bulk
 
     func validate() throws {
         let urls = hub.compactMap(WebSocketURL.init)
@@ -119,6 +120,7 @@ struct BenchCommand: ParsableCommand {
             access: hubAccess, connectOnly: connectOnly, todoItems: items, tokens: try tokenList.map(Self.tokens(in:)) ?? [], readBatchMicros: readBatchMicros)
         plan.histogram = histogram
         plan.rawBytes = rawBytes
+        plan.reader = reader
         if connectOnly {
             let report = ConnectBench(plan: plan, connections: connections, concurrency: concurrency,
                                       progress: !quiet && isatty(2) == 1).run()
@@ -159,3 +161,4 @@ extension BenchCommand {
 }
 
 extension BenchKind: ExpressibleByArgument {}
+extension BenchReader: ExpressibleByArgument {}
