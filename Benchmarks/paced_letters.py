@@ -50,6 +50,12 @@ the bytes the hub must (its `state` frame is fixed by the protocol at about
 twice the bare echo, and every byte costs the reader); a number pads to it.
 The hub's mean frame is measured and printed either way (BENCHMARKS.md, "A
 ceiling that carries the hub's bytes").
+
+`--reader` says how the tool's clients read their frames, the same against
+both servers: `bulk` (the tool's default: a frame's payload taken where it
+lies) or `libwebsockets` (lws 4.1.6's own client, one parser call per byte,
+which every figure before the sixth session used; BENCHMARKS.md, "Sixth
+session").
 """
 import argparse, json, math, os, pathlib, statistics, sys, time
 
@@ -183,11 +189,15 @@ def main():
     parser.add_argument("--ceiling-bytes", default="0",
                         help="bytes of each message the broadcaster relays: 0 (the bare echo, the default), "
                              "'match' (the mean of the hub's frames, measured first) or a number")
+    parser.add_argument("--reader", choices=("bulk", "libwebsockets"), default="bulk",
+                        help="how the tool's clients read frames, against both servers: bulk (the tool's default) or "
+                             "libwebsockets (lws's own client, a parser call per byte: how figures before the sixth session were read)")
     parser.add_argument("--out", type=pathlib.Path, default=ROOT / "Benchmarks" / "results" / "paced-letters-latest.json")
     opts = parser.parse_args()
     if opts.pin and not opts.slices:
         parser.error("--pin needs --slices")
     campaign.BIN = opts.bin
+    ARGS.extend(["--reader", opts.reader])
     if opts.ceiling_bytes != "match":
         try:
             opts.ceiling_bytes = int(opts.ceiling_bytes)
@@ -204,7 +214,8 @@ def main():
     if opts.ceiling_bytes == "match":
         opts.ceiling_bytes = max(96, hub_bytes)
     print(f"the hub's frames: {hub_bytes} bytes on average; the broadcaster relays "
-          + (f"messages padded to {opts.ceiling_bytes} bytes" if opts.ceiling_bytes else "the bare echo"), flush=True)
+          + (f"messages padded to {opts.ceiling_bytes} bytes" if opts.ceiling_bytes else "the bare echo")
+          + f"; the tool reads with {opts.reader}", flush=True)
     reps = []
     for rep in range(opts.reps):
         if opts.slices:
@@ -255,7 +266,7 @@ def main():
           f"{sum(x <= opts.limit for x in ratios)} of {len(ratios)} runs (worst {worst:.2f}x, "
           f"median {statistics.median(ratios):.2f}x)")
     opts.out.parent.mkdir(parents=True, exist_ok=True)
-    opts.out.write_text(json.dumps({"bin": str(opts.bin), "hubArgs": opts.hub_arg, "control": opts.control, "slices": opts.slices, "pinned": opts.pin, "ceilingBytes": opts.ceiling_bytes, "hubFrameBytes": hub_bytes, "reps": reps, "seconds": opts.seconds, "warmup": opts.warmup,
+    opts.out.write_text(json.dumps({"bin": str(opts.bin), "hubArgs": opts.hub_arg, "control": opts.control, "slices": opts.slices, "pinned": opts.pin, "ceilingBytes": opts.ceiling_bytes, "hubFrameBytes": hub_bytes, "reader": opts.reader, "reps": reps, "seconds": opts.seconds, "warmup": opts.warmup,
                                     "limit": opts.limit, "machine": campaign.machine(), "met": met,
                                     "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
                                    indent=1, default=str))

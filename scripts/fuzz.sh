@@ -34,6 +34,8 @@ SWIFTFLAGS=(-sanitize=fuzzer,address -parse-as-library -O -swift-version 6 -g -u
 # Every source of the two modules, kinds included (Sources/*/Kinds/**).
 mapfile -t crdt < <(find Sources/BoardCRDT -name '*.swift' | LC_ALL=C sort)
 mapfile -t wire < <(find Sources/SyncWire -name '*.swift' | LC_ALL=C sort)
+# The bulk client's frame parser: pure Swift, compiled into the same module.
+wire+=(Sources/WebSocketLoop/HubFrameReader.swift)
 # The harness: DecoderFuzz.swift and the kinds' checks beside it (TodoFuzz.swift).
 mapfile -t harness < <(find Tests/Fuzz -maxdepth 1 -name '*.swift' | LC_ALL=C sort)
 sources=("${crdt[@]}" "${wire[@]}" "${harness[@]}")

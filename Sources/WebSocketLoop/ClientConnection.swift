@@ -29,6 +29,7 @@ public final class ClientConnection: @unchecked Sendable {
     /// Bulk reader (`ClientReader.bulk`): the handshake until the hub's
     /// answer upgrades, the answer's bytes so far, the frame reader, and
     /// whether the socket closes once its queued frames are written.
+    var isBulk = false
     var upgrade: ClientUpgrade?
     var answer: [UInt8] = []
     var frames: HubFrameReader?

@@ -66,8 +66,13 @@ extension WebSocketClient {
     /// Frames after the upgrade: messages to the delegate, pongs for pings,
     /// the hub's close answered, a refused frame closing with its code.
     private func readFrames(_ bytes: UnsafeRawBufferPointer, _ wsi: OpaquePointer, _ connection: ClientConnection) -> Int32 {
+        // Out of the connection while the delegate runs: no access to a
+        // stored property spans a delegate call (docs/ARCHITECTURE.md).
+        guard var frames = connection.frames else { return -1 }
+        connection.frames = nil
+        defer { connection.frames = frames }
         var reply = false
-        let refusal = connection.frames?.read(bytes) { event in
+        let refusal = frames.read(bytes) { event in
             switch event {
             case let .message(payload, isText):
                 delegate?.received(connection, message: payload, isText: isText)

@@ -201,6 +201,7 @@ public final class WebSocketClient: @unchecked Sendable {
         info.userdata = Unmanaged.passUnretained(connection).toOpaque()
         let bulk = reader == .bulk && !url.isSecure
         if bulk {
+            connection.isBulk = true
             connection.upgrade = .random()
             connection.frames = HubFrameReader(maxMessageBytes: maxMessageBytes)
         }
@@ -237,7 +238,7 @@ public final class WebSocketClient: @unchecked Sendable {
     /// Queues a text frame (loop thread).
     public func send(_ text: String, on connection: ClientConnection) {
         guard connection.isOpen, !connection.isFinished, let wsi = connection.wsi else { return }
-        if connection.frames != nil {
+        if connection.isBulk {
             connection.outgoing.append(OutgoingFrame(MaskedFrame.encode(opcode: MaskedFrame.text, Array(text.utf8), mask: MaskedFrame.randomMask())))
         } else {
             connection.outgoing.append(OutgoingFrame(text: text))
@@ -303,7 +304,7 @@ public final class WebSocketClient: @unchecked Sendable {
         guard let user, let connection = connections[user] else {
             return lws_callback_http_dummy(wsi, reason, user, input, length)
         }
-        if connection.frames != nil, let answer = handleBulk(wsi, reason, connection, input, length) { return answer }
+        if connection.isBulk, let answer = handleBulk(wsi, reason, connection, input, length) { return answer }
         switch reason {
         case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
             guard let authorization = connection.authorization, let input else { break }

@@ -65,6 +65,7 @@ enum DecoderFuzz {
 
     static func run(_ bytes: UnsafeRawBufferPointer) {
         for kind in kinds { kind.fuzz(bytes) }
+        FrameReaderFuzz.fuzz(bytes)
     }
 
     /// The replicas of the engine check. Inputs may name these ids too;
