@@ -27,13 +27,17 @@ public final class ClientConnection: @unchecked Sendable {
     var closeRequested = false
     var receiveBuffer: [UInt8] = []
     /// Bulk reader (`ClientReader.bulk`): the handshake until the hub's
-    /// answer upgrades, the answer's bytes so far, the frame reader, and
-    /// whether the socket closes once its queued frames are written.
+    /// answer upgrades, when the answer is due, the answer's bytes so far,
+    /// the frame reader, and the close handshake: a close frame queued (no
+    /// data frame follows it), written, and the hub's close received.
     var isBulk = false
     var upgrade: ClientUpgrade?
+    var answerDueNanos: UInt64 = 0
     var answer: [UInt8] = []
     var frames: HubFrameReader?
-    var closesAfterWrites = false
+    var closeQueued = false
+    var closeSent = false
+    var closeReceived = false
 
     init(id: UInt64, url: WebSocketURL) {
         self.id = id

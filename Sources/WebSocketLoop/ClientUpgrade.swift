@@ -6,22 +6,28 @@ import CLibWebsockets
 public struct ClientUpgrade {
     /// `Sec-WebSocket-Key`: 16 random bytes in base64.
     public let key: String
+    /// The `Sec-WebSocket-Accept` that answers `key`, worked out once here,
+    /// so reading the answer calls no C.
+    let expectedAccept: String
 
     public init(key: String) {
         self.key = key
+        expectedAccept = Self.accept(for: key)
     }
 
     /// A fresh random key.
     public static func random() -> ClientUpgrade {
         var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let words = [generator.next(), generator.next()] as [UInt64]
+        let bytes = words.flatMap { word in (0..<8).map { UInt8(truncatingIfNeeded: word >> ($0 * 8)) } }
         return ClientUpgrade(key: base64(bytes))
     }
 
-    /// The request, headers as lws's own client sends them (no `Origin`: that
-    /// says "a browser page", which a hub checks against its origins, A12).
+    /// The request: the headers an upgrade needs and the token, no more (no
+    /// `Origin`: that says "a browser page", which a hub checks against its
+    /// origins, A12; no subprotocol and no extension is asked for).
     public func request(for url: WebSocketURL, authorization: String?) -> [UInt8] {
-        let host = url.host.contains(":") ? "[\(url.host)]" : url.host
+        let host = url.host.contains(":") && !url.host.hasPrefix("[") ? "[\(url.host)]" : url.host
         var text = "GET \(url.path) HTTP/1.1\r\nHost: \(host):\(url.port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         text += "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
         if let authorization { text += "Authorization: \(authorization)\r\n" }
@@ -69,11 +75,14 @@ public struct ClientUpgrade {
               connection.lowercased().split(separator: ",").contains(where: { $0.trimmingCharacters(in: " \t") == "upgrade" }) else {
             return .invalid("the hub's 101 answer has no Connection: upgrade")
         }
-        guard headers["sec-websocket-accept"] == Self.accept(for: key) else {
+        guard headers["sec-websocket-accept"] == expectedAccept else {
             return .invalid("the hub's Sec-WebSocket-Accept does not answer this client's key")
         }
         if let extensions = headers["sec-websocket-extensions"], !extensions.isEmpty {
             return .invalid("the hub agreed to extensions this client did not offer: \(extensions)")
+        }
+        if let subprotocol = headers["sec-websocket-protocol"], !subprotocol.isEmpty {
+            return .invalid("the hub chose a subprotocol this client did not offer: \(subprotocol)")
         }
         return .upgraded(headerBytes: end + 4)
     }

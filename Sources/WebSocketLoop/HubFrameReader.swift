@@ -7,12 +7,16 @@
 /// longer frames. This reader finds a frame's header and hands its payload
 /// on where it lies: a whole frame inside one read costs one header's work
 /// and no copy. A frame split across reads, or a fragmented message, is
-/// gathered first.
+/// gathered first (the read that completes a split frame is copied whole,
+/// a memcpy).
 ///
 /// Pure: no I/O. What it refuses (a masked frame, reserved bits, an unknown
 /// opcode, a control frame that is long or fragmented, a continuation with
-/// nothing to continue, a message above `maxMessageBytes`) ends the reading
-/// with the close code and words to send; nothing after it is read.
+/// nothing to continue, a close code a peer may not send, a message above
+/// `maxMessageBytes`) ends the reading with the close code and words to
+/// send; nothing after it is read. It does not check that text is UTF-8
+/// (lws's own client, as this loop sets it up, does not either): the load
+/// tool's JSON reader refuses what is not.
 public struct HubFrameReader {
     public enum Event {
         /// A whole message; the bytes are valid only during the call.
@@ -131,6 +135,9 @@ public struct HubFrameReader {
             case 0x8:
                 guard length != 1 else { return refuse(1002, "the hub sent a close frame of one byte") }
                 let code = length >= 2 ? Int(payload[0]) << 8 | Int(payload[1]) : nil
+                if let code, !Self.isSendable(closeCode: code) {
+                    return refuse(1002, "the hub sent close code \(code), which no peer may send")
+                }
                 let reason = length > 2 ? String(decoding: UnsafeRawBufferPointer(rebasing: payload[2...]), as: UTF8.self) : ""
                 ended = true
                 deliver(.close(code: code, reason: reason))
@@ -143,6 +150,12 @@ public struct HubFrameReader {
             }
         }
         return .success(at)
+    }
+
+    /// The close codes a peer may put in a close frame (RFC 6455 section
+    /// 7.4): 1000-1003, 1007-1011 (and 1012-1014, registered since), 3000-4999.
+    static func isSendable(closeCode code: Int) -> Bool {
+        (1000...1003).contains(code) || (1007...1014).contains(code) || (3000...4999).contains(code)
     }
 
     private mutating func tooBig() -> Result<Int, Refusal> {

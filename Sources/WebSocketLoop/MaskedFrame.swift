@@ -37,8 +37,10 @@ enum MaskedFrame {
         [UInt8(truncatingIfNeeded: code >> 8), UInt8(truncatingIfNeeded: code)] + Array(reason.utf8.prefix(123))
     }
 
+    /// A fresh key (one `getrandom` a frame; the bulk reader's clients send
+    /// a few hundred frames a second).
     static func randomMask() -> UInt32 {
         var generator = SystemRandomNumberGenerator()
-        return UInt32.random(in: 0...UInt32.max, using: &generator)
+        return UInt32(truncatingIfNeeded: generator.next())
     }
 }

@@ -1,14 +1,17 @@
 import CLibWebsockets
 
 /// The bulk reader's connections (`ClientReader.bulk`): libwebsockets keeps
-/// the socket and the loop; the upgrade and the frames are done here. Loop
-/// thread only, like the rest of `WebSocketClient`.
+/// the socket and the loop; the upgrade, the frames and the close handshake
+/// are done here. Loop thread only, like the rest of `WebSocketClient`.
 extension WebSocketClient {
     /// How long the hub has to answer the upgrade, as lws's own client allows.
     static let answerTimeoutSeconds: Int32 = 10
+    /// How long the hub has to answer our close before the socket is closed anyway.
+    static let closeTimeoutSeconds: Int32 = 5
 
     /// A plain socket's callback for a bulk connection; nil for the reasons
-    /// every connection shares (`handle` takes those).
+    /// every connection shares (`handle` takes those: a failed connect comes
+    /// as `CLIENT_CONNECTION_ERROR`, the end as `WSI_DESTROY`).
     func handleBulk(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ connection: ClientConnection,
                     _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32? {
         switch reason {
@@ -16,31 +19,37 @@ extension WebSocketClient {
             guard let upgrade = connection.upgrade else { return -1 }
             let authorization = connection.authorization?.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
             connection.outgoing.append(OutgoingFrame(upgrade.request(for: connection.url, authorization: authorization), isText: false))
+            connection.answerDueNanos = Self.nowNanos() + UInt64(Self.answerTimeoutSeconds) * 1_000_000_000
             lws_set_timeout(wsi, PENDING_TIMEOUT_AWAITING_SERVER_RESPONSE, Self.answerTimeoutSeconds)
             lws_callback_on_writable(wsi)
             return 0
         case LWS_CALLBACK_RAW_RX:
-            guard let input, length > 0, !connection.closesAfterWrites else { return 0 }
+            guard let input, length > 0 else { return 0 }
             let bytes = UnsafeRawBufferPointer(start: input, count: length)
             return connection.upgrade == nil ? readFrames(bytes, wsi, connection) : readAnswer(bytes, wsi, connection)
         case LWS_CALLBACK_RAW_WRITEABLE:
             return writeNext(wsi, connection)
         case LWS_CALLBACK_RAW_CLOSE:
-            let reason = closeReasons.removeValue(forKey: connection.id)
-                ?? (connection.upgrade != nil ? "the connection closed before the hub answered the upgrade"
-                                              : "the connection to the hub was lost")
-            finish(connection, reason: reason)
+            finish(connection, reason: closeReasons.removeValue(forKey: connection.id) ?? endedWithoutReason(connection))
             return 0
         default:
             return nil
         }
     }
 
+    private func endedWithoutReason(_ connection: ClientConnection) -> String {
+        guard connection.upgrade != nil else { return "the connection to the hub was lost" }
+        return Self.nowNanos() >= connection.answerDueNanos
+            ? "the hub did not answer the upgrade within \(Self.answerTimeoutSeconds) s"
+            : "the connection closed before the hub answered the upgrade"
+    }
+
     /// The hub's answer to the upgrade, gathered until its header ends.
     private func readAnswer(_ bytes: UnsafeRawBufferPointer, _ wsi: OpaquePointer, _ connection: ClientConnection) -> Int32 {
         guard let upgrade = connection.upgrade else { return -1 }
         connection.answer.append(contentsOf: bytes)
-        switch connection.answer.withUnsafeBytes({ upgrade.read($0) }) {
+        let answer = connection.answer.withUnsafeBytes { upgrade.read($0) }
+        switch answer {
         case .incomplete:
             return 0
         case let .upgraded(headerBytes):
@@ -64,47 +73,62 @@ extension WebSocketClient {
     }
 
     /// Frames after the upgrade: messages to the delegate, pongs for pings,
-    /// the hub's close answered, a refused frame closing with its code.
+    /// the hub's close answered, a refused frame closing with its code. Once
+    /// a close is queued nothing more is handed on or answered.
     private func readFrames(_ bytes: UnsafeRawBufferPointer, _ wsi: OpaquePointer, _ connection: ClientConnection) -> Int32 {
         // Out of the connection while the delegate runs: no access to a
         // stored property spans a delegate call (docs/ARCHITECTURE.md).
         guard var frames = connection.frames else { return -1 }
         connection.frames = nil
         defer { connection.frames = frames }
-        var reply = false
+        var wake = false
         let refusal = frames.read(bytes) { event in
             switch event {
             case let .message(payload, isText):
-                delegate?.received(connection, message: payload, isText: isText)
+                if !connection.closeQueued { delegate?.received(connection, message: payload, isText: isText) }
             case let .ping(payload):
+                guard !connection.closeQueued else { break }
                 connection.outgoing.append(OutgoingFrame(MaskedFrame.encode(opcode: MaskedFrame.pong, payload: payload,
                                                                             mask: MaskedFrame.randomMask()), isText: false))
-                reply = true
+                wake = true
             case .pong:
                 break
             case let .close(code, reason):
+                connection.closeReceived = true
+                guard !connection.closeQueued else { break }
+                // The hub closes first: its code and words, and our close echoing its code.
                 connection.closeCode = code
                 connection.closeReason = reason
                 closeReasons[connection.id] = code.map { "closed by the hub (\($0)\(reason.isEmpty ? "" : ": " + reason))" }
                     ?? "closed by the hub"
                 queueClose(connection, code: code ?? 1000, reason: "")
-                reply = true
+                wake = true
             }
         }
         if let refusal {
-            closeReasons[connection.id] = refusal.reason
+            if closeReasons[connection.id] == nil { closeReasons[connection.id] = refusal.reason }
             queueClose(connection, code: refusal.code, reason: "")
-            reply = true
+            wake = true
         }
-        if reply { lws_callback_on_writable(wsi) }
+        // Our close is out and the hub answered it (or nothing more can be read): done.
+        if connection.closeSent, connection.closeReceived || frames.ended { return -1 }
+        if wake { lws_callback_on_writable(wsi) }
         return 0
     }
 
-    /// Writes the next queued frame; once the queue is empty after a close, the socket closes.
+    /// Writes the next queued frame. After our close frame: the socket
+    /// closes once lws has written it all and the hub answered (or at once
+    /// when the hub closed first or a frame was refused), else after
+    /// `closeTimeoutSeconds`.
     private func writeNext(_ wsi: OpaquePointer, _ connection: ClientConnection) -> Int32 {
-        if connection.closeRequested, !connection.closesAfterWrites {
-            // Before the upgrade there is no WebSocket to close politely.
-            if connection.upgrade != nil { return -1 }
+        if connection.closeRequested, !connection.closeQueued {
+            if connection.upgrade != nil {
+                // Before the upgrade there is no WebSocket to close politely.
+                if closeReasons[connection.id] == nil {
+                    closeReasons[connection.id] = "closed by this client before the hub answered the upgrade"
+                }
+                return -1
+            }
             queueClose(connection, code: 1000, reason: "bye")
         }
         if let frame = connection.takeNextFrame() {
@@ -114,14 +138,25 @@ extension WebSocketClient {
                 lws_callback_on_writable(wsi)
                 return 0
             }
+            // Nothing is queued behind a close frame: this was it.
+            if connection.closeQueued { connection.closeSent = true }
         }
-        return connection.closesAfterWrites ? -1 : 0
+        guard connection.closeSent else { return 0 }
+        if lws_partial_buffered(wsi) != 0 {
+            // lws still holds part of it: written first, then this callback again.
+            lws_callback_on_writable(wsi)
+            return 0
+        }
+        if connection.closeReceived || connection.frames?.ended == true { return -1 }
+        lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, Self.closeTimeoutSeconds)
+        return 0
     }
 
-    /// Queues a close frame; nothing else is read, and the socket closes once it is written.
+    /// Queues a close frame, the last frame of the connection: `send` queues nothing after it.
     private func queueClose(_ connection: ClientConnection, code: Int, reason: String) {
-        guard !connection.closesAfterWrites else { return }
-        connection.closesAfterWrites = true
+        guard !connection.closeQueued else { return }
+        connection.closeQueued = true
+        if closeReasons[connection.id] == nil { closeReasons[connection.id] = "closed by this client" }
         connection.outgoing.append(OutgoingFrame(MaskedFrame.encode(opcode: MaskedFrame.close,
                                                                     MaskedFrame.closePayload(code: code, reason: reason),
                                                                     mask: MaskedFrame.randomMask()), isText: false))

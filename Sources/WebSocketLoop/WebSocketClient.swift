@@ -237,7 +237,7 @@ public final class WebSocketClient: @unchecked Sendable {
 
     /// Queues a text frame (loop thread).
     public func send(_ text: String, on connection: ClientConnection) {
-        guard connection.isOpen, !connection.isFinished, let wsi = connection.wsi else { return }
+        guard connection.isOpen, !connection.isFinished, !connection.closeQueued, let wsi = connection.wsi else { return }
         if connection.isBulk {
             connection.outgoing.append(OutgoingFrame(MaskedFrame.encode(opcode: MaskedFrame.text, Array(text.utf8), mask: MaskedFrame.randomMask())))
         } else {

@@ -1,6 +1,6 @@
 // The bulk reader's frame parser (`HubFrameReader`, Sources/WebSocketLoop)
 // on any bytes as a hub's stream: read in one piece, cut in two where the
-// first byte says, and a byte at a time, the three readings must give the
+// a hash of the input says, and a byte at a time, the three readings must give the
 // same events and the same refusal, and no message may pass the limit.
 // Any crash or trap is a finding too.
 
@@ -10,7 +10,10 @@ enum FrameReaderFuzz {
 
     static func fuzz(_ bytes: UnsafeRawBufferPointer) {
         let whole = read(bytes, cuts: [])
-        let cut = bytes.isEmpty ? 0 : Int(bytes[0]) * bytes.count / 256
+        // Where to cut: from a hash of the whole input, so the cut does not
+        // move with the first frame's opcode byte alone.
+        let hash = bytes.reduce(UInt64(14_695_981_039_346_656_037)) { ($0 ^ UInt64($1)) &* 1_099_511_628_211 }
+        let cut = bytes.isEmpty ? 0 : Int(hash % UInt64(bytes.count + 1))
         let halves = read(bytes, cuts: [cut])
         let single = read(bytes, cuts: Array(0..<bytes.count))
         for (name, other) in [("cut at \(cut)", halves), ("a byte at a time", single)] where other != whole {

@@ -135,6 +135,8 @@ import Testing
             ("message inside a message", Self.text("a", final: false) + Self.text("b"), "before its last one ended"),
             ("one-byte close", Self.frame(0x8, [3]), "close frame of one byte"),
             ("length's top bit", [0x82, 127, 0x80, 0, 0, 0, 0, 0, 0, 1], "top bit"),
+            ("close code 1005", Self.frame(0x8, [0x03, 0xED]), "close code 1005"),
+            ("close code 999", Self.frame(0x8, [0x03, 0xE7]), "close code 999"),
         ]
         for (name, bytes, words) in cases {
             for cuts in [[], Array(1..<bytes.count)] {
@@ -157,6 +159,11 @@ import Testing
         // At the limit exactly: read.
         #expect(Self.read(Self.frame(0x1, [UInt8](repeating: 65, count: 1000)), max: 1000).events.count == 1)
         #expect(Self.read([0x82, 127, 0, 0, 0, 1, 0, 0, 0, 0], max: 64 << 20).refusal?.reason.contains("64 MiB") == true)
+    }
+
+    @Test func theCloseCodesAPeerMaySendAreRFC6455s() {
+        let sendable = (0...5000).filter { HubFrameReader.isSendable(closeCode: $0) }
+        #expect(sendable == Array(1000...1003) + Array(1007...1014) + Array(3000...4999))
     }
 
     @Test func nothingIsReadAfterTheHubsClose() {
@@ -211,6 +218,7 @@ import Testing
             (good.replacingOccurrences(of: "keep-alive, Upgrade", with: "keep-alive"), "Connection: upgrade"),
             (good.replacingOccurrences(of: "\r\n\r\n", with: "\r\nSec-WebSocket-Extensions: permessage-deflate\r\n\r\n"), "extensions"),
             ("SSH-2.0-OpenSSH\r\n\r\n", "not HTTP"),
+            (good.replacingOccurrences(of: "\r\n\r\n", with: "\r\nSec-WebSocket-Protocol: chat\r\n\r\n"), "subprotocol"),
         ]
         for (head, words) in invalid {
             guard case let .invalid(why) = Self.answer(head) else {

@@ -60,6 +60,7 @@ struct ConnectBench {
             firstFailure: started.compactMap(\.firstFailure).first, seconds: seconds,
             connectionsPerSecond: seconds > 0 ? Double(succeeded) / seconds : 0, concurrency: concurrency * started.count,
             token: plan.access.token != nil || !plan.tokens.isEmpty, tls: plan.hub.isSecure,
+            reader: plan.hub.isSecure ? .libwebsockets : plan.reader,
             upgradeMillis: .init(upgrade), firstStateMillis: .init(firstState))
     }
 }
@@ -79,6 +80,10 @@ struct ConnectReport: Codable {
     var concurrency: Int
     var token: Bool
     var tls: Bool
+    /// How the connections were made and read (`--reader`; `wss://` is always
+    /// libwebsockets): compare TLS with plain under `--reader libwebsockets`.
+    /// Nil in reports older than the option.
+    var reader: BenchReader?
     /// Start to open WebSocket (TCP, TLS, upgrade with the token check).
     var upgradeMillis: BenchReport.Percentiles
     /// Start to the board's first `state` frame.
@@ -89,7 +94,7 @@ struct ConnectReport: Codable {
             "\(name): p50 \(p.p50) ms  p90 \(p.p90) ms  p99 \(p.p99) ms  max \(p.max) ms"
         }
         var lines = [
-            "connect-only against \(hub) (\(tls ? "TLS" : "no TLS"), \(token ? "with token" : "no token"), \(concurrency) in flight)",
+            "connect-only against \(hub) (\(tls ? "TLS" : "no TLS"), \(token ? "with token" : "no token"), \(concurrency) in flight\(reader.map { ", \($0.rawValue) reader" } ?? ""))",
             "connections: \(succeeded) of \(connections) in \(String(format: "%.2f", seconds)) s = \(String(format: "%.0f", connectionsPerSecond))/s, \(failed) failed",
             line("open WebSocket", upgradeMillis),
             line("first state   ", firstStateMillis),

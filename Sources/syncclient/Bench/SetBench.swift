@@ -1,16 +1,4 @@
-import WebSocketLoop
 import BoardCRDT
-
-/// How a bench's clients read their frames (`--reader`).
-enum BenchReader: String, Sendable, CaseIterable, Codable {
-    /// `WebSocketClient`'s bulk reader: a frame's payload handed on where it lies.
-    case bulk
-    /// libwebsockets' own client, one parser call per byte (the tool before
-    /// the bulk reader; older BENCHMARKS.md figures were read this way).
-    case libwebsockets
-
-    var clientReader: ClientReader { self == .bulk ? .bulk : .libwebsockets }
-}
 
 /// Which kind of board a bench drives (`--kind`).
 enum BenchKind: String, Sendable, CaseIterable {
