@@ -46,6 +46,12 @@ public final class ClientConnection: @unchecked Sendable {
 
     public var queuedFrames: Int { outgoing.count - outgoingHead }
 
+    /// Frames not yet started are dropped (each `lws_write` takes a frame whole).
+    func dropQueuedFrames() {
+        outgoing.removeAll(keepingCapacity: true)
+        outgoingHead = 0
+    }
+
     func takeNextFrame() -> OutgoingFrame? {
         guard outgoingHead < outgoing.count else { return nil }
         let frame = outgoing[outgoingHead]

@@ -39,7 +39,7 @@ extension WebSocketClient {
 
     private func endedWithoutReason(_ connection: ClientConnection) -> String {
         guard connection.upgrade != nil else { return "the connection to the hub was lost" }
-        return Self.nowNanos() >= connection.answerDueNanos
+        return connection.answerDueNanos != 0 && Self.nowNanos() >= connection.answerDueNanos
             ? "the hub did not answer the upgrade within \(Self.answerTimeoutSeconds) s"
             : "the connection closed before the hub answered the upgrade"
     }
@@ -95,18 +95,22 @@ extension WebSocketClient {
                 break
             case let .close(code, reason):
                 connection.closeReceived = true
-                guard !connection.closeQueued else { break }
-                // The hub closes first: its code and words, and our close echoing its code.
+                // Kept even when our close crossed it: a 4401 is a 4401.
                 connection.closeCode = code
                 connection.closeReason = reason
+                guard !connection.closeQueued else { break }
+                // The hub closes first: its words, and our close echoing its code
+                // (nothing queued before it is sent any more).
                 closeReasons[connection.id] = code.map { "closed by the hub (\($0)\(reason.isEmpty ? "" : ": " + reason))" }
                     ?? "closed by the hub"
+                connection.dropQueuedFrames()
                 queueClose(connection, code: code ?? 1000, reason: "")
                 wake = true
             }
         }
         if let refusal {
             if closeReasons[connection.id] == nil { closeReasons[connection.id] = refusal.reason }
+            if !connection.closeQueued { connection.dropQueuedFrames() }
             queueClose(connection, code: refusal.code, reason: "")
             wake = true
         }
@@ -138,8 +142,12 @@ extension WebSocketClient {
                 lws_callback_on_writable(wsi)
                 return 0
             }
-            // Nothing is queued behind a close frame: this was it.
-            if connection.closeQueued { connection.closeSent = true }
+            // Nothing is queued behind a close frame: this was it. The hub has
+            // `closeTimeoutSeconds` from now, written whole or not, to answer.
+            if connection.closeQueued {
+                connection.closeSent = true
+                lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, Self.closeTimeoutSeconds)
+            }
         }
         guard connection.closeSent else { return 0 }
         if lws_partial_buffered(wsi) != 0 {
@@ -147,9 +155,7 @@ extension WebSocketClient {
             lws_callback_on_writable(wsi)
             return 0
         }
-        if connection.closeReceived || connection.frames?.ended == true { return -1 }
-        lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, Self.closeTimeoutSeconds)
-        return 0
+        return connection.closeReceived || connection.frames?.ended == true ? -1 : 0
     }
 
     /// Queues a close frame, the last frame of the connection: `send` queues nothing after it.

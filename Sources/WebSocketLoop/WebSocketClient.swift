@@ -248,7 +248,7 @@ public final class WebSocketClient: @unchecked Sendable {
 
     /// Sends a close frame (1000) and drops the connection.
     public func close(_ connection: ClientConnection) {
-        guard let wsi = connection.wsi, !connection.isFinished else { return }
+        guard let wsi = connection.wsi, !connection.isFinished, !connection.closeQueued else { return }
         connection.closeRequested = true
         lws_callback_on_writable(wsi)
     }

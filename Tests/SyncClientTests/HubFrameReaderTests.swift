@@ -1,3 +1,4 @@
+@testable import BoardCRDT
 import Foundation
 import Testing
 @testable import WebSocketLoop
@@ -89,7 +90,7 @@ import Testing
     /// arrives whole and in order, whatever the cuts.
     @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8])
     func randomStreamsCutAtRandomGiveEveryMessageInOrder(seed: UInt64) {
-        var random = SplitMix(seed: seed)
+        var random = SetDeck.SplitMix64(seed: seed)
         var bytes: [UInt8] = []
         var expected: [String] = []
         for _ in 0..<60 {
@@ -252,18 +253,5 @@ import Testing
         }
         #expect(MaskedFrame.closePayload(code: 1002, reason: "bad") == [0x03, 0xEA] + Array("bad".utf8))
         #expect(MaskedFrame.closePayload(code: 1000, reason: String(repeating: "x", count: 200)).count == 125)
-    }
-}
-
-/// SplitMix64: a small seeded generator, so a failing seed can be run again.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

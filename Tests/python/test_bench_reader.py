@@ -3,6 +3,7 @@ against the real hub, next to libwebsockets' own client (BENCHMARKS.md,
 "Sixth session")."""
 import base64, hashlib, json, os, socket, struct, subprocess, threading, time
 import pytest
+from auth_tokens import synchub_token
 from hubprocess import BIN, free_port
 
 
@@ -84,9 +85,7 @@ def test_a_refused_token_reads_the_same_either_way(make_hub, tmp_path, reader):
     other.write_bytes(b"o" * 40)
 
     def token(key, sub):
-        out = subprocess.run([str(BIN / "synchub"), "token", "--secret-file", str(key), "--sub", sub, "--board", "*=write"],
-                             capture_output=True, text=True, timeout=30, check=True)
-        return out.stdout.strip()
+        return synchub_token("--secret-file", key, "--sub", sub, "--board", "*=write")
     listed = tmp_path / "tokens.txt"
     listed.write_text("\n".join([token(secret, "a"), token(other, "b")]) + "\n")
     hub = make_hub(extra=["--auth-secret-file", str(secret)])
@@ -144,45 +143,72 @@ def client_frames(data):
     return frames
 
 
-class HandHub:
-    """One WebSocket server written here: answers each upgrade as `answer`
-    says, sends `frames`, and keeps what each client sent: its request
-    head and the bytes after it, until the client closes (or 5 s)."""
+def next_client_frame(conn, data):
+    """The next whole frame the client sent: (opcode, unmasked payload, the bytes after it)."""
+    while True:
+        if len(data) >= 2:
+            n, at = data[1] & 0x7F, 2
+            if n == 126 and len(data) >= 4:
+                n, at = struct.unpack(">H", data[2:4])[0], 4
+            elif n == 127 and len(data) >= 10:
+                n, at = struct.unpack(">Q", data[2:10])[0], 10
+            if n < 126 and len(data) >= at + 4 + n:
+                (opcode, payload), = client_frames(data[:at + 4 + n])
+                return opcode, payload, data[at + 4 + n:]
+        chunk = conn.recv(65536)
+        if not chunk:
+            raise EOFError("the client closed")
+        data += chunk
 
-    def __init__(self, frames=b"", answer=None):
-        self.frames, self.answer = frames, answer or (lambda key: (
+
+class HandHub:
+    """One WebSocket server written here: answers an upgrade as `answer`
+    says and sends `frames`; then `script(conn, data)` runs if given, else
+    it keeps what the client sent until the client closes the socket (or
+    5 s): `requests`, `sent`, and `eof` (the client closed it)."""
+
+    def __init__(self, frames=b"", answer=None, script=None):
+        self.frames, self.script = frames, script
+        self.answer = answer or (lambda key: (
             "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             f"Sec-WebSocket-Accept: {accept(key)}\r\n\r\n"))
         self.port = free_port()
         self.listener = socket.create_server(("127.0.0.1", self.port))
-        self.requests, self.sent = [], []
+        self.listener.settimeout(30)
+        self.requests, self.sent, self.eof = [], [], False
         self.done = threading.Event()
         threading.Thread(target=self.serve, daemon=True).start()
 
     def serve(self):
-        with self.listener:
-            conn, _ = self.listener.accept()
+        try:
+            with self.listener:
+                conn, _ = self.listener.accept()
             with conn:
                 conn.settimeout(5)
                 head = b""
                 while b"\r\n\r\n" not in head:
                     chunk = conn.recv(4096)
                     if not chunk:
-                        break
+                        return
                     head += chunk
                 request, _, rest = head.partition(b"\r\n\r\n")
                 self.requests.append(request.decode())
                 key = next((line.split(":", 1)[1].strip() for line in request.decode().split("\r\n")
                             if line.lower().startswith("sec-websocket-key:")), "")
                 conn.sendall(self.answer(key).encode() + self.frames)
+                if self.script:
+                    self.script(conn, rest)
+                    return
                 data = rest
                 try:
                     while chunk := conn.recv(65536):
                         data += chunk
+                    self.eof = True
                 except (socket.timeout, ConnectionResetError):
                     pass
                 self.sent.append(data)
-        self.done.set()
+        finally:
+            self.done.set()
 
 
 def connect_once(port, *args):
@@ -222,8 +248,44 @@ def test_the_bulk_reader_says_why_and_closes_with_the_code(name, frames, failure
     assert report["failed"] == 1 and failure in report["firstFailure"], report
     assert hand.done.wait(10)
     sent = client_frames(hand.sent[0])
-    # Its close frame is the last thing it sent, with the code that says why.
+    # Its close frame is the last thing it sent, with the code that says
+    # why, and then it closed the socket (not left it to a timeout).
     assert sent and sent[-1][0] == 0x8 and struct.unpack(">H", sent[-1][1][:2])[0] == reply, sent
+    assert hand.eof
+
+
+def test_the_bulk_client_closes_first_and_waits_for_the_hubs_answer():
+    # connect-only closes each connection once its first state arrived.
+    state = json.dumps({"type": "state", "board": "bench-0", "kind": "letters", "version": 0, "clients": 1,
+                        "names": [], "order": []}, separators=(",", ":")).encode()
+    seen = {}
+
+    def script(conn, data):
+        seen["first"] = next_client_frame(conn, data)[:2]
+        conn.settimeout(0.5)
+        try:
+            conn.recv(1)  # the socket closed, or more bytes after its close: it did not wait quietly
+            seen["waited"] = False
+        except socket.timeout:
+            seen["waited"] = True
+        conn.settimeout(5)
+        conn.sendall(server_frame(0x8, struct.pack(">H", 1000)))
+        start = time.monotonic()
+        try:
+            seen["eof"] = conn.recv(1) == b""
+        except socket.timeout:
+            seen["eof"] = False
+        seen["after"] = time.monotonic() - start
+
+    hand = HandHub(frames=server_frame(0x1, state), script=script)
+    report = connect_once(hand.port, "--reader", "bulk")
+    assert hand.done.wait(15)
+    assert report["succeeded"] == 1, report
+    # Its close (1000), then nothing: the socket stays open for the hub's answer...
+    assert seen["first"][0] == 0x8 and struct.unpack(">H", seen["first"][1][:2])[0] == 1000, seen
+    assert seen["waited"] is True, seen
+    # ...and closes as soon as it came, not at the 5-s timeout.
+    assert seen["eof"] is True and seen["after"] < 4, seen
 
 
 def test_an_answer_that_does_not_upgrade_is_refused_with_its_reason():
