@@ -111,17 +111,29 @@ struct SyncHubCommand: ParsableCommand {
         let hub: HubServer
         do {
             let verifier = try auth.makeVerifier()
-            hub = try HubServer(options: options, limits: limits, policy: transport.policy(authRequired: verifier != nil),
-                                verifier: verifier, metricsToken: auth.metricsToken,
-                                dataDirectory: inMemory ? nil : data,
-                                fsyncEachCommit: sync == "full", echo: echo, logger: logger,
-                                sharedLog: sharedLog, sharedTimeoutNanos: cluster.timeoutNanos)
+            var sequencing = Sequencing.local
+            let log: BoardLog?
+            if let sharedLog {
+                sequencing = .shared(SharedLogSettings(hubID: sharedLog.settings.hubID, timeoutNanos: cluster.timeoutNanos,
+                                                       foldEvery: UInt64(limits.keptOperations)))
+                log = sharedLog
+            } else if inMemory {
+                log = nil
+            } else {
+                log = try EmbeddedBoardLog(directory: data, fsyncEachCommit: sync == "full", logger: logger)
+            }
+            // A board's load is bounded as a whole: --redis-timeout in a
+            // cluster, 10 s for the embedded file (R16).
+            hub = HubServer(options: options, limits: limits, policy: transport.policy(authRequired: verifier != nil),
+                            verifier: verifier, metricsToken: auth.metricsToken, log: log, sequencing: sequencing,
+                            loadTimeoutNanos: sharedLog == nil ? 10_000_000_000 : cluster.timeoutNanos, echo: echo, logger: logger)
         } catch {
             throw ValidationError("\(error)")
         }
-        hub.attachWriter()
-        hub.attachSharedLog()
+        hub.startStore()
         stopRequest.set { hub.server.stop() }
+        // The loop runs on this thread: the hub's state is this thread's.
+        hub.owner.claim()
         do throws(HTTPRefusal) {
             try hub.server.run { boundPort in
                 if hub.server.eventLoopFallback {
@@ -134,7 +146,7 @@ struct SyncHubCommand: ParsableCommand {
         } catch {
             throw ValidationError(error.message)
         }
-        hub.flushStore()
+        hub.stopStore()
         if let failure = hub.storeFailure {
             logger.critical("stopped after a store failure; changes after it were not acknowledged", metadata: ["error": "\(failure)"])
             throw ExitCode(3)

@@ -9,7 +9,7 @@ import Testing
 /// to only some of the audience (the shell then looks every id up).
 @Suite struct AudienceMemoTests {
     static func publish(_ hub: inout HubCoreHarness) throws -> PublishedState {
-        try #require(HubCorePatchTests.publishes(hub.core.publishChanged()).first)
+        try #require(HubCorePatchTests.publishes(hub.turn()).first)
     }
 
     @Test func theMemoStaysWithTheAudienceAndIsNewWhenItChanges() throws {
@@ -34,7 +34,7 @@ import Testing
 
         afterJoin.shell = afterJoin
 
-        _ = hub.core.handle(.left(connection: 2))
+        hub.leave(2)
         hub.send(1, #"{"type":"select","letter":"R"}"#)
         let left = try #require(HubCorePatchTests.publishes(hub.commit()).first)
         #expect(Set(left.stateTo) == [1, 3])

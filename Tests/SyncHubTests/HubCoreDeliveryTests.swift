@@ -102,7 +102,9 @@ struct HubCoreDeliveryTests {
         #expect(answer?["type"] as? String == "ack")
         #expect(answer?["ref"] as? String == "again")
         #expect(answer?["version"] as? Int == ack?["version"] as? Int, "the first answer, again")
-        #expect(hub.core.takeRecords().isEmpty)
+        let heldBefore = hub.inFlight.count
+        hub.hold()
+        #expect(hub.inFlight.count == heldBefore)
         #expect(hub.letters()?.replica.state.order == [Letter("B")].compactMap { $0 })
     }
 
@@ -122,21 +124,32 @@ struct HubCoreDeliveryTests {
         #expect(H.frames(after, to: 2).first?["version"] as? Int == 1)
     }
 
-    /// Keys older than memory are asked of the store (`keyToLookUp`), and
-    /// the store's answer counts as the first one.
+    /// The keys the store is asked about in `actions`.
+    static func lookups(_ actions: [HubAction]) -> [String] {
+        actions.compactMap { if case let .store(.lookUpKey(_, key)) = $0 { key } else { nil } }
+    }
+
+    /// Keys older than memory are asked of the store (an action), the
+    /// frame waits for the answer, and the store's answer counts as the first one.
     @Test func keysBeyondMemoryAreLookedUpInTheStore() {
         var limits = HubLimits()
         limits.rememberedKeysPerBoard = 2
         var hub = H(limits: limits)
         hub.join(1)
-        #expect(hub.core.keyToLookUp(connection: 1, key: "x") == nil, "nothing can be in the store yet")
-        for n in 0..<3 { hub.send(1, #"{"type":"deselect","letter":"Z","key":"k\#(n)"}"#) }
+        for n in 0..<3 {
+            let actions = hub.send(1, #"{"type":"deselect","letter":"Z","key":"k\#(n)"}"#)
+            #expect(Self.lookups(actions).isEmpty, "nothing can be in the store yet")
+        }
         _ = hub.commit()
-        #expect(hub.core.keyToLookUp(connection: 1, key: "k0") == "k", "k0 left memory")
-        _ = hub.core.handle(.storedKey(board: "k", key: "k0", answer: .ack(version: 0)))
-        let answer = H.frames(hub.send(1, #"{"type":"deselect","letter":"Z","ref":"z","key":"k0"}"#), to: 1).first
+        let asked = hub.send(1, #"{"type":"deselect","letter":"Z","ref":"z","key":"k0"}"#)
+        #expect(Self.lookups(asked) == ["k0"], "k0 left memory")
+        #expect(H.frames(asked, to: 1).isEmpty, "the frame waits for the store's answer")
+        let answered = hub.handle(.store(.keyAnswer(board: "k", key: "k0", .success(.ack(version: 0)))))
+        let answer = H.frames(answered, to: 1).first
         #expect(answer?["ref"] as? String == "z")
-        #expect(hub.core.takeRecords().isEmpty)
+        let heldBefore = hub.inFlight.count
+        hub.hold()
+        #expect(hub.inFlight.count == heldBefore)
     }
 
     /// A board keeps its replica id across restarts: thin intents after a
@@ -252,11 +265,12 @@ struct HubCoreCatchUpTests {
         var limits = HubLimits()
         limits.rememberedKeysPerBoard = 1
         var hub = H(limits: limits)
-        hub.join(1)
-        hub.send(1, #"{"type":"select","letter":"B","key":"pending"}"#)
+        hub.join(1, stored: StoredBoard(version: 1, checkpoint: nil, operations: [], hubReplica: nil, hasKeys: true))
+        #expect(HubCoreDeliveryTests.lookups(hub.send(1, #"{"type":"select","letter":"B","key":"pending"}"#)) == ["pending"])
+        hub.handle(.store(.keyAnswer(board: "k", key: "pending", .success(nil))))
         hub.hold()
-        _ = hub.core.handle(.storedKey(board: "k", key: "old", answer: .ack(version: 1)))
-        let answer = H.frames(hub.send(1, #"{"type":"select","letter":"A","ref":"r","key":"old"}"#), to: 1).first
+        #expect(HubCoreDeliveryTests.lookups(hub.send(1, #"{"type":"select","letter":"A","ref":"r","key":"old"}"#)) == ["old"])
+        let answer = H.frames(hub.handle(.store(.keyAnswer(board: "k", key: "old", .success(.ack(version: 1))))), to: 1).first
         #expect(answer?["ref"] as? String == "r")
         #expect(answer?["version"] as? Int == 1)
         hub.hold()

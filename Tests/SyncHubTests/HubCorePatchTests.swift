@@ -17,14 +17,14 @@ import Testing
         var hub = HubCoreHarness()
         hub.join(1)
         hub.join(2)
-        _ = hub.core.publishChanged()
+        _ = hub.turn()
         hub.send(1, ClientMessage<LetterBoard>.subscribeFrame(.patch))
         return hub
     }
 
     @Test func subscribeGetsTheWholeStateAtOnceThenPatches() throws {
         var hub = Self.board()
-        let first = try #require(Self.publishes(hub.core.publishChanged()).first)
+        let first = try #require(Self.publishes(hub.turn()).first)
         #expect(first.patchTo == [1] && first.stateTo.isEmpty, "nothing changed: the whole-state client gets no copy")
         #expect(first.delivery(to: 1, holding: 0, stateWaiting: false) == .whole)
         hub.send(2, #"{"type":"select","letter":"Q"}"#)
@@ -38,7 +38,7 @@ import Testing
 
     @Test func aSlowConnectionGetsTheWholeStateNeverAPatchOnTopOfAnUnwrittenOne() throws {
         var hub = Self.board()
-        let first = try #require(Self.publishes(hub.core.publishChanged()).first)
+        let first = try #require(Self.publishes(hub.turn()).first)
         hub.send(2, #"{"type":"select","letter":"Q"}"#)
         let next = try #require(Self.publishes(hub.commit()).first)
         // Its last frame waits unwritten (it may still be replaced): whole.
@@ -57,18 +57,18 @@ import Testing
         var hub = HubCoreHarness()
         hub.join(1)
         hub.join(2)
-        _ = hub.core.publishChanged()
-        _ = hub.core.handle(.left(connection: 2))
+        _ = hub.turn()
+        hub.leave(2)
         hub.join(3)
-        let publish = try #require(Self.publishes(hub.core.publishChanged()).first)
+        let publish = try #require(Self.publishes(hub.turn()).first)
         #expect(publish.stateTo == [3], "the newcomer, and only it: the others hold this state already")
     }
 
     @Test func aPublishThatChangesNothingForPatchesSendsNoPatch() throws {
         var hub = Self.board()
-        let first = try #require(Self.publishes(hub.core.publishChanged()).first)
+        let first = try #require(Self.publishes(hub.turn()).first)
         hub.core.markForPublish(hub.core.boards["k"])
-        let again = try #require(Self.publishes(hub.core.publishChanged()).first)
+        let again = try #require(Self.publishes(hub.turn()).first)
         #expect(again.patch == nil && again.generation == first.generation)
         #expect(again.delivery(to: 1, holding: first.generation, stateWaiting: false) == .nothing)
         #expect(again.stateTo.isEmpty, "nothing changed: whole-state clients get nothing new either")
@@ -76,39 +76,41 @@ import Testing
 
     @Test func aSubscribeSendsTheWholeStateToItsSenderOnlyWhenNothingChanged() throws {
         var hub = Self.board()
-        _ = hub.core.publishChanged()
+        _ = hub.turn()
         hub.send(2, ClientMessage<LetterBoard>.subscribeFrame(.state))
-        let answer = try #require(Self.publishes(hub.core.publishChanged()).first)
+        let answer = try #require(Self.publishes(hub.turn()).first)
         #expect(answer.stateTo == [2] && answer.wholeTo == [2], "the other whole-state clients get no copy")
         #expect(answer.delivery(to: 1, holding: answer.generation, stateWaiting: false) == .nothing)
     }
 
     @Test func theWholeFrameAndThePatchedStateAreTheSameJSON() throws {
         var hub = Self.board()
-        let first = try #require(Self.publishes(hub.core.publishChanged()).first)
+        let first = try #require(Self.publishes(hub.turn()).first)
         hub.send(2, #"{"type":"select","letter":"Q"}"#)
         hub.send(2, #"{"type":"select","letter":"R"}"#)
         hub.send(2, #"{"type":"join","name":"bo"}"#)
+        // The name shows at the end of the turn, the letters once durable.
+        let base = Self.publishes(hub.hold()).last ?? first
         let next = try #require(Self.publishes(hub.commit()).first)
         // The patch frame the publish made, applied to the frame before it.
         let frame = try #require(next.patch.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
         let ops = String(decoding: try JSONSerialization.data(withJSONObject: try #require(frame["ops"])), as: UTF8.self)
-        let rebuilt = try StatePatchTests.apply(ops, to: first.frame)
+        let rebuilt = try StatePatchTests.apply(ops, to: base.frame)
         let whole = try JSONSerialization.jsonObject(with: Data(next.frame.utf8))
         #expect(StatePatchTests.same(rebuilt, whole))
     }
 
     @Test func subscribeWithFormatStateGoesBackToWholeStates() throws {
         var hub = Self.board()
-        _ = hub.core.publishChanged()
+        _ = hub.turn()
         hub.send(1, ClientMessage<LetterBoard>.subscribeFrame(.state))
-        let back = try #require(Self.publishes(hub.core.publishChanged()).first)
+        let back = try #require(Self.publishes(hub.turn()).first)
         #expect(back.patchTo.isEmpty && back.stateTo == [1], "the state at once to its sender only")
     }
 
     @Test func aBadFormatIsBadFieldAndChangesNothing() {
         var hub = Self.board()
-        _ = hub.core.publishChanged()
+        _ = hub.turn()
         let actions = hub.send(1, #"{"type":"subscribe","format":"xml","ref":"r"}"#)
         let error = HubCoreHarness.frames(actions, to: 1).first
         #expect(error?["code"] as? String == "bad_field" && error?["ref"] as? String == "r")
@@ -121,7 +123,7 @@ import Testing
         hub.join(2)
         hub.send(2, ClientMessage<LetterBoard>.helloFrame(ReplicaHello(replica: ReplicaID(77), name: "rep", frontier: .origin,
                                                                         sent: 0, presenceOnly: true)))
-        let first = try #require(Self.publishes(hub.core.publishChanged()).first)
+        let first = try #require(Self.publishes(hub.turn()).first)
         #expect(first.stateTo == [1] && first.presenceTo == [2])
         let presence = try #require(first.presence)
         #expect(presence.hasPrefix(#"{"type":"presence","board":"k","version":0,"clients":2,"names":["rep"]"#), "\(presence)")
@@ -131,12 +133,12 @@ import Testing
         #expect(next.presence == nil && next.presenceTo.isEmpty)
         // Someone joining is presence.
         hub.join(3)
-        let joined = try #require(Self.publishes(hub.core.publishChanged()).first)
+        let joined = try #require(Self.publishes(hub.turn()).first)
         #expect(joined.presence?.contains(#""clients":3"#) == true)
         // Back to states (a hello without presence): a whole state at once,
         // whatever it held before (it got no states meanwhile).
         hub.send(2, ClientMessage<LetterBoard>.helloFrame(ReplicaHello(replica: ReplicaID(77), name: "rep", frontier: .origin, sent: 0)))
-        let back = try #require(Self.publishes(hub.core.publishChanged()).first)
+        let back = try #require(Self.publishes(hub.turn()).first)
         #expect(back.stateTo.contains(2) && back.wholeTo.contains(2) && back.presenceTo.isEmpty)
     }
 }

@@ -4,21 +4,18 @@ import SyncWire
 import Testing
 @testable import SyncHub
 
-/// The hub's protocol machine, driven with no socket and no store.
+/// The hub's protocol machine, driven with no socket: the test answers for the store.
 struct HubCoreTests {
-    var core = HubCore(hubReplica: ReplicaID(1), limits: HubLimits())
+    var hub = HubCoreHarness()
 
-    /// A text frame of `connection`, parsed by its board's kind as the shell does.
+    /// A text frame of `connection`, as the shell hands it over.
     mutating func frame(_ connection: UInt64, _ text: String) -> [HubAction] {
-        var text = text
-        guard let parsed = text.withUTF8({ core.parse(connection: connection, UnsafeRawBufferPointer($0)) }) else { return [] }
-        return core.handle(.frame(connection: connection, parsed))
+        hub.send(connection, text)
     }
 
-    /// Commits what the core recorded, as the in-memory shell does.
+    /// Commits what the core recorded, as the store does.
     mutating func commit() -> [HubAction] {
-        let records = core.takeRecords()
-        return core.handle(.committed(records)) + core.publishChanged()
+        hub.commit()
     }
 
     func sends(_ actions: [HubAction], to connection: UInt64) -> [[String: Any]] {
@@ -36,22 +33,22 @@ struct HubCoreTests {
     }
 
     @Test mutating func joinPublishesTheStateWithThePresenceCount() {
-        _ = core.handle(.joined(connection: 1, board: BoardAddress(key: "k"), stored: nil))
-        _ = core.handle(.joined(connection: 2, board: BoardAddress(key: "k"), stored: nil))
-        let state = published(core.publishChanged())
+        hub.join(1)
+        hub.join(2)
+        let state = published(hub.turn())
         #expect(state?["clients"] as? Int == 2)
         #expect(state?["order"] as? [String] == [])
-        _ = core.handle(.left(connection: 2))
-        #expect(published(core.publishChanged())?["clients"] as? Int == 1)
+        hub.leave(2)
+        #expect(published(hub.turn())?["clients"] as? Int == 1)
     }
 
     /// The ack and the new state wait for the store (durability), then go out together.
     @Test mutating func ackOnlyAfterCommit() {
-        _ = core.handle(.joined(connection: 1, board: BoardAddress(key: "k"), stored: nil))
-        _ = core.publishChanged()
+        hub.join(1)
+        _ = hub.turn()
         let immediate = frame(1, #"{"type":"select","letter":"C","ref":"r1"}"#)
         #expect(immediate.isEmpty)
-        #expect(core.publishChanged().isEmpty)
+        #expect(hub.turn().isEmpty)
         let after = commit()
         #expect(sends(after, to: 1).first?["type"] as? String == "ack")
         #expect(sends(after, to: 1).first?["version"] as? Int == 1)
@@ -60,23 +57,24 @@ struct HubCoreTests {
 
     /// B5: the seventh select is rejected with board_full.
     @Test mutating func seventhSelectRejected() {
-        _ = core.handle(.joined(connection: 1, board: BoardAddress(key: "k"), stored: nil))
+        hub.join(1)
         for letter in ["A", "B", "C", "D", "E", "F", "G"] {
             _ = frame(1, #"{"type":"select","letter":"\#(letter)","ref":"\#(letter)"}"#)
         }
         let replies = sends(commit(), to: 1)
         #expect(replies.last?["type"] as? String == "rejected")
         #expect(replies.last?["code"] as? String == "board_full")
-        #expect((core.boards["k"] as? KindRoom<LetterBoard>)?.replica.state.order.count == 6)
+        #expect((hub.core.boards["k"] as? KindRoom<LetterBoard>)?.replica.state.order.count == 6)
     }
 
     /// B10: a malformed frame gets a coded error at once and changes nothing.
     @Test mutating func malformedFrameGetsError() {
-        _ = core.handle(.joined(connection: 1, board: BoardAddress(key: "k"), stored: nil))
+        hub.join(1)
         let actions = frame(1, #"{"type":"select","letter":"7"}"#)
         #expect(sends(actions, to: 1).first?["code"] as? String == "bad_letter")
-        #expect(core.takeRecords().isEmpty)
-        #expect(core.boards["k"]?.version == 0)
+        hub.hold()
+        #expect(hub.inFlight.isEmpty)
+        #expect(hub.core.boards["k"]?.version == 0)
     }
 
     @Test mutating func rateLimitThenClose() {
@@ -85,8 +83,8 @@ struct HubCoreTests {
         limits.messageBurst = 2
         limits.badFrameBurst = 3
         limits.badFramesPerSecond = 0.001
-        core = HubCore(hubReplica: ReplicaID(1), limits: limits)
-        _ = core.handle(.joined(connection: 1, board: BoardAddress(key: "k"), stored: nil))
+        hub = HubCoreHarness(limits: limits)
+        hub.join(1)
         var all: [HubAction] = []
         for _ in 0..<10 {
             all += frame(1, #"{"type":"deselect","letter":"A"}"#)
@@ -98,8 +96,8 @@ struct HubCoreTests {
     /// Replica clients: hello gets what they lack; their operations are
     /// acked after commit and relayed to the other replicas.
     @Test mutating func replicaHelloOpsAndRelay() throws {
-        _ = core.handle(.joined(connection: 1, board: BoardAddress(key: "k"), stored: nil))
-        _ = core.handle(.joined(connection: 2, board: BoardAddress(key: "k"), stored: nil))
+        hub.join(1)
+        hub.join(2)
         _ = frame(1, #"{"type":"select","letter":"Q","ref":"q"}"#)
         _ = commit()
         let hello = frame(2, #"{"type":"hello","replica":9,"name":"bo"}"#)
@@ -107,7 +105,7 @@ struct HubCoreTests {
         #expect(sync?["type"] as? String == "sync")
         #expect((sync?["operations"] as? [Any])?.count == 1)
         _ = frame(3, #"{"type":"hello","replica":9}"#)
-        _ = core.handle(.joined(connection: 3, board: BoardAddress(key: "k"), stored: nil))
+        hub.join(3)
         _ = frame(3, #"{"type":"hello","replica":10}"#)
         let impostor = #"{"type":"ops","ref":"s0","operations":[{"id":[9,1],"lamport":50,"by":"ana","change":{"op":"select","letter":"R"}}]}"#
         #expect(sends(frame(2, impostor), to: 2).first?["code"] as? String == "not_your_name", "a replica acts only under its hello's name")
@@ -123,28 +121,48 @@ struct HubCoreTests {
     @Test mutating func idleBoardsAreEvictedOnlyWhenDurable() {
         var limits = HubLimits()
         limits.evictAfterSeconds = 1
-        core = HubCore(hubReplica: ReplicaID(1), limits: limits)
-        core.now = 1_000_000_000
-        _ = core.handle(.joined(connection: 1, board: BoardAddress(key: "k"), stored: nil))
-        _ = core.handle(.left(connection: 1))
-        core.now += 2_000_000_000
-        #expect(core.evictIdle(durable: false).isEmpty)
-        #expect(core.evictIdle(durable: true) == ["k"])
-        #expect(!core.holds(board: BoardAddress(key: "k")))
+        hub = HubCoreHarness(limits: limits)
+        var memory = HubCore(hubReplica: ReplicaID(1), limits: limits)
+        let start = HubClock(seconds: 1), later = HubClock(seconds: 3.5)
+        hub.join(1)
+        hub.leave(1)
+        _ = memory.handle(.upgraded(connection: 1, board: BoardAddress(key: "k")), at: start)
+        _ = memory.handle(.left(connection: 1), at: start)
+        hub.advance(seconds: 2.5)
+        hub.handle(.tick)
+        _ = memory.handle(.tick, at: later)
+        #expect(!hub.core.holds(board: BoardAddress(key: "k")), "a stored board leaves memory")
+        #expect(hub.core.counters.boardsEvicted == 1)
+        #expect(memory.holds(board: BoardAddress(key: "k")), "an in-memory board has nowhere else to be")
+    }
+
+    /// Without a store a record is durable at the end of the turn that made it.
+    @Test func inMemoryTheTurnsEndCommits() {
+        var memory = HubCore(hubReplica: ReplicaID(1), limits: HubLimits())
+        let now = HubClock(seconds: 1)
+        let join = memory.handle(.upgraded(connection: 1, board: BoardAddress(key: "k")), at: now)
+        #expect(!join.contains { if case .store = $0 { true } else { false } }, "nothing is loaded")
+        var text = #"{"type":"select","letter":"C","ref":"r1"}"#
+        let immediate = text.withUTF8 { memory.handle(.frame(connection: 1, UnsafeRawBufferPointer($0)), at: now) }
+        #expect(immediate.isEmpty)
+        let turn = memory.handle(.turnEnded, at: now)
+        #expect(!turn.contains { if case .store = $0 { true } else { false } }, "nothing goes to a store")
+        #expect(sends(turn, to: 1).first?["type"] as? String == "ack")
+        #expect(published(turn)?["order"] as? [String] == ["C"])
     }
 
     /// The board's own replica id is public (thin intents' operations carry
     /// it); a client that says hello under it is refused, so it can never
     /// send operations that would move the hub's acknowledged ones.
     @Test mutating func aHelloUnderTheBoardsOwnIdIsRefused() {
-        _ = core.handle(.joined(connection: 1, board: BoardAddress(key: "k"), stored: nil))
+        hub.join(1)
         _ = frame(1, #"{"type":"select","letter":"A"}"#)
         _ = commit()
         let hello = frame(1, #"{"type":"hello","replica":1}"#)
         #expect(sends(hello, to: 1).first?["code"] as? String == "bad_replica")
         let ops = #"{"type":"ops","ref":"x","operations":[{"id":[1,1],"lamport":99,"change":{"op":"select","letter":"A"}}]}"#
         #expect(sends(frame(1, ops), to: 1).first?["code"] as? String == "hello_first")
-        #expect((core.boards["k"] as? KindRoom<LetterBoard>)?.replica.log.map(\.lamport) == [1], "the hub's operation did not move")
+        #expect((hub.core.boards["k"] as? KindRoom<LetterBoard>)?.replica.log.map(\.lamport) == [1], "the hub's operation did not move")
     }
 
     @Test func boardPaths() {

@@ -3,24 +3,28 @@ import Logging
 
 /// Cluster mode's store: every board's log in Redis, spread over the
 /// `--redis` servers by a jump consistent hash of `KIND/NAME` (R1). The hub
-/// core never sees it: the shell hands it proposals and folds, and it hands
-/// back answers and entries (`SharedLogNews`). Reads for a joining
-/// connection (`load`) run on the service thread over one connection per
-/// server kept for that thread alone.
-final class SharedLog {
+/// core never sees it: the shell hands it the core's store actions
+/// (proposals, folds, follows, loads) and it hands back answers and entries
+/// (`StoreAnswer`). Each server has its own threads (`SharedLogShard`'s
+/// appender and follower, and a reader for loads and images), so a server
+/// that stops answering holds up only the boards it keeps (R16).
+final class SharedLog: BoardLog, @unchecked Sendable {
+    // Sendable: `shards` and `readers` are Sendable; `deliver` is set in
+    // `start()` before any thread that calls it runs; the rest are lets.
     let shards: [SharedLogShard]
-    /// One connection per server for reads on the service thread.
-    private let readers: [RedisConnection]
-    private var readerScripts: [ScriptHashes?]
+    /// One reader per server: loads and images, on a connection of its own.
+    private let readers: [StoreWorker<SharedLogReader>]
     let settings: SharedLogConnectionSettings
     private let logger: Logger
+    private var deliver: @Sendable ([StoreAnswer]) -> Void = { _ in }
 
     init(servers: [RedisServerAddress], settings: SharedLogConnectionSettings, logger: Logger) {
         self.settings = settings
         self.logger = logger
         shards = servers.map { SharedLogShard(address: $0, settings: settings, logger: logger) }
-        readers = servers.map { RedisConnection(server: $0, timeoutMilliseconds: settings.timeoutMilliseconds) }
-        readerScripts = Array(repeating: nil, count: servers.count)
+        // Reads wait for at most a few seconds' joins: past that a stalled
+        // server's reads are answered `failed` at once.
+        readers = servers.map { StoreWorker(name: "redis-reader", resource: SharedLogReader(server: $0, settings: settings), maxQueued: 4096) }
     }
 
     /// The server holding `logName`'s board.
@@ -32,19 +36,24 @@ final class SharedLog {
 
     /// Whether every server answers (healthz) / the board's server does (admission).
     var allUp: Bool { shards.allSatisfy(\.isUp) }
-    func isUp(_ logName: String) -> Bool { shard(of: logName).isUp }
+    func isUp(_ board: BoardAddress) -> Bool { shard(of: board.logName).isUp }
+    var problem: String? { allUp ? nil : "redis unreachable" }
 
     /// R1/R3 at start: reaches every server, retrying until `deadline`, and
     /// checks that this hub's list of servers is the cluster's (the same
     /// servers in the same order). Throws `ClusterConfigError` for a list that
     /// disagrees, `RedisFailure` when a server stays out of reach.
     func connectAtStart(deadline: Date) throws {
+        // Connections of the starting thread, closed before the hub runs
+        // (each reader makes its own on its thread).
+        let readers = shards.map { RedisConnection(server: $0.address, timeoutMilliseconds: settings.timeoutMilliseconds) }
+        defer { for reader in readers { reader.close() } }
         var ids: [String] = []
         while ids.count < readers.count {
             let index = ids.count
             do throws(RedisFailure) {
                 try readers[index].connect(name: "synchub-\(settings.hubID)-reader")
-                readerScripts[index] = try ScriptHashes.load(on: readers[index])
+                _ = try ScriptHashes.load(on: readers[index])
                 let mine = String(UInt64.random(in: 1...UInt64.max), radix: 36)
                 let replies = try readers[index].pipeline([["SET", "synchub:server-id", mine, "NX"], ["GET", "synchub:server-id"]])
                 guard let id = replies[1].text else { throw RedisFailure(reason: .reply, message: "cannot read synchub:server-id") }
@@ -77,98 +86,81 @@ final class SharedLog {
         }
     }
 
-    /// Reads a board's log after `offset` on the service thread: the
-    /// snapshot when `offset` is behind it, and the entries after.
-    func load(_ logName: String, after offset: UInt64) throws(RedisFailure) -> SharedBoard {
-        let index = shardIndex(of: logName)
-        do {
-            do {
-                return try read(logName, after: offset, index: index)
-            } catch where error.reason == .io || error.reason == .protocolError {
-                // The connection was lost since its last use (Redis restarted):
-                // once more on a fresh one before the client is refused.
-                readers[index].close()
-                return try read(logName, after: offset, index: index)
+    func start(deliver: @escaping @Sendable ([StoreAnswer]) -> Void) {
+        self.deliver = deliver
+        for shard in shards {
+            shard.deliver = deliver
+            shard.start()
+        }
+        for reader in readers { reader.start() }
+    }
+
+    func stop() -> StoreError? {
+        for shard in shards { shard.stop() }
+        for reader in readers { reader.stop() }
+        return nil
+    }
+
+    func carry(_ request: StoreRequest) {
+        switch request {
+        case let .load(ticket, board, after):
+            read(board) { reader throws(RedisFailure) in
+                .loaded(ticket: ticket, board: board.key, .success(StoredBoard(shared: try reader.load(board.logName, after: after))))
+            } failed: {
+                .loaded(ticket: ticket, board: board.key, .failure($0))
             }
-        } catch {
-            // New connections to this server's boards are refused at once
-            // (503) until its follower reaches it again.
-            shards[index].markDown(error)
-            throw error
-        }
-    }
-
-    private func read(_ logName: String, after offset: UInt64, index: Int) throws(RedisFailure) -> SharedBoard {
-        let reader = readers[index]
-        if !reader.isConnected || readerScripts[index] == nil {
-            try reader.connect(name: "synchub-\(settings.hubID)-reader")
-            readerScripts[index] = try ScriptHashes.load(on: reader)
-        }
-        guard let hashes = readerScripts[index] else { throw RedisFailure(reason: .script, message: "scripts not loaded") }
-        let keys = SharedLogScripts.BoardKeys(logName: logName)
-        var reply = try reader.command(["EVALSHA", hashes.load, "3", keys.meta, keys.log, keys.snapshot, String(offset)])
-        if reply.errorText?.hasPrefix("NOSCRIPT") == true {
-            reply = try reader.command(["EVAL", SharedLogScripts.load, "3", keys.meta, keys.log, keys.snapshot, String(offset)])
-        }
-        if let error = reply.errorText { throw RedisFailure(reason: .reply, message: error) }
-        let parts = reply.elements
-        guard parts.count == 5, let at = parts[1].integer, let epoch = parts[2].text else {
-            throw RedisFailure(reason: .protocolError, message: "unexpected answer loading \(logName)")
-        }
-        let snapshot = parts[0].text
-        let entries = SharedLogShard.entries(parts[4])
-        // The script answers the snapshot only when the entries after `offset` are gone.
-        let fromSnapshot = UInt64(at) > offset && (entries.first.map { $0.offset != offset + 1 } ?? true)
-        if fromSnapshot, snapshot == nil {
-            throw RedisFailure(reason: .reply, message: "board \(logName): the log says a snapshot at \(at) but none is stored")
-        }
-        return SharedBoard(snapshot: fromSnapshot ? snapshot : nil, snapshotOffset: fromSnapshot ? UInt64(at) : offset,
-                           epoch: epoch, entries: entries)
-    }
-
-    /// A shop image's bytes (P4) under the board's hash tag, by SHA-256:
-    /// `sh:{shop/NAME}:img:DIGEST`, a hash of `type` and `bytes`. Written on
-    /// the service thread before the name is proposed (bounded by
-    /// --redis-timeout), so every hub that sees the name can serve the bytes.
-    func putImage(_ logName: String, digest: String, type: String, bytes: [UInt8]) throws(RedisFailure) {
-        let key = "sh:{" + logName + "}:img:" + digest
-        let reply = try onReader(logName) { reader throws(RedisFailure) in
-            try reader.pipelineBytes([[Array("HSET".utf8), Array(key.utf8), Array("type".utf8), Array(type.utf8), Array("bytes".utf8), bytes]])[0]
-        }
-        if let error = reply.errorText { throw RedisFailure(reason: .reply, message: error) }
-    }
-
-    func image(_ logName: String, digest: String) throws(RedisFailure) -> (type: String, bytes: [UInt8])? {
-        let key = "sh:{" + logName + "}:img:" + digest
-        let reply = try onReader(logName) { reader throws(RedisFailure) in try reader.command(["HMGET", key, "type", "bytes"]) }
-        if let error = reply.errorText { throw RedisFailure(reason: .reply, message: error) }
-        let parts = reply.elements
-        guard parts.count == 2, let type = parts[0].text, case let .bulk(bytes) = parts[1] else { return nil }
-        return (type, bytes)
-    }
-
-    /// Runs `body` on the reader connection of `logName`'s server, once more on
-    /// a fresh connection when the old one was lost (as `load` does).
-    private func onReader(_ logName: String, _ body: (RedisConnection) throws(RedisFailure) -> RedisReply) throws(RedisFailure) -> RedisReply {
-        let index = shardIndex(of: logName)
-        let reader = readers[index]
-        do {
-            if !reader.isConnected { try reader.connect(name: "synchub-\(settings.hubID)-reader") }
-            do {
-                return try body(reader)
-            } catch where error.reason == .io || error.reason == .protocolError {
-                reader.close()
-                try reader.connect(name: "synchub-\(settings.hubID)-reader")
-                return try body(reader)
+        case let .propose(proposals):
+            var jobs: [[SharedLogShard.Job]] = Array(repeating: [], count: shards.count)
+            for proposal in proposals { jobs[shardIndex(of: proposal.logName)].append(.propose(proposal)) }
+            for (shard, batch) in zip(shards, jobs) { shard.submit(batch) }
+        case let .fold(fold):
+            shard(of: fold.logName).submitFolds([fold])
+        case let .follow(board, logName, after):
+            shard(of: logName).follow(logName, board: board, after: after)
+        case let .unfollow(logName):
+            shard(of: logName).unfollow(logName)
+        case let .presence(boards):
+            var perShard: [[String: (clients: Int, names: [String])]] = Array(repeating: [:], count: shards.count)
+            for (logName, here) in boards { perShard[shardIndex(of: logName)][logName] = (here.clients, here.names) }
+            for (shard, snapshot) in zip(shards, perShard) { shard.setPresence(snapshot) }
+        case let .putImage(board, digest, type, bytes, exchange):
+            read(board) { reader throws(RedisFailure) in
+                try reader.putImage(board.logName, digest: digest, type: type, bytes: bytes)
+                return .imageStored(exchange: exchange, nil)
+            } failed: {
+                .imageStored(exchange: exchange, $0)
             }
-        } catch {
-            shards[index].markDown(error)
-            throw error
+        case let .readImage(board, digest, exchange):
+            read(board) { reader throws(RedisFailure) in
+                .imageRead(exchange: exchange, digest: digest, .success(try reader.image(board.logName, digest: digest)))
+            } failed: {
+                .imageRead(exchange: exchange, digest: digest, .failure($0))
+            }
+        case .commit, .lookUpKey:
+            // A cluster's boards are ordered by their logs: the core never asks these.
+            logger.error("the shared log was asked for the embedded store's work", metadata: ["request": "\(request)"])
+            assertionFailure("embedded-store work asked of the shared log")
         }
     }
 
-    func start() { for shard in shards { shard.start() } }
-    func stop() { for shard in shards { shard.stop() } }
+    /// Runs `work` on the reader of `board`'s server. A failure marks the
+    /// server down (new connections to its boards are refused, R8, until
+    /// its follower reaches it again) and answers `failed`.
+    private func read(_ board: BoardAddress, _ work: @escaping @Sendable (SharedLogReader) throws(RedisFailure) -> StoreAnswer,
+                      failed: @escaping @Sendable (StoreFailure) -> StoreAnswer) {
+        let index = shardIndex(of: board.logName)
+        let (deliver, shard, logger) = (self.deliver, shards[index], self.logger)
+        let queued = readers[index].submit { reader in
+            do throws(RedisFailure) {
+                deliver([try work(reader)])
+            } catch {
+                shard.markDown(error)
+                logger.error("cannot read from redis", metadata: ["board": "\(board)", "server": "\(shard.address)", "error": "\(error.message)"])
+                deliver([failed(StoreFailure(message: error.message))])
+            }
+        }
+        if !queued { deliver([failed(StoreFailure(message: "too many reads wait for \(shard.address)"))]) }
+    }
 
     /// /metrics lines (R11): never a password (servers are shown without it).
     /// `counters`: the core's cluster counters.

@@ -26,7 +26,7 @@ final class SharedLogShard: @unchecked Sendable {
     private var presence: [String: (clients: Int, names: [String])] = [:]
     private var stats = SharedLogStats()
     /// Set before `start()`: hands news to the service thread.
-    var deliver: @Sendable ([SharedLogNews]) -> Void = { _ in }
+    var deliver: @Sendable ([StoreAnswer]) -> Void = { _ in }
 
     enum Job: Sendable {
         case propose(SharedProposal)
@@ -259,7 +259,7 @@ final class SharedLogShard: @unchecked Sendable {
                 note { $0.errors["wait", default: 0] += 1 }
             }
         }
-        var news: [SharedLogNews] = []
+        var news: [StoreAnswer] = []
         for (unit, reply) in zip(units, replies) {
             for (place, job) in unit.enumerated() {
                 switch job {
@@ -348,7 +348,7 @@ final class SharedLogShard: @unchecked Sendable {
     }
 
     private func fail(_ batch: [Job], reason: String) {
-        var news: [SharedLogNews] = []
+        var news: [StoreAnswer] = []
         for case let .propose(proposal) in batch {
             news.append(.appended(board: proposal.board, number: proposal.number, result: .failed(reason: reason)))
         }
@@ -411,7 +411,7 @@ final class SharedLogShard: @unchecked Sendable {
             Thread.sleep(forTimeInterval: 0.1)
             return
         }
-        var news: [SharedLogNews] = []
+        var news: [StoreAnswer] = []
         var advanced: [String: UInt64] = [:]
         for stream in reply.elements {
             let parts = stream.elements
@@ -421,7 +421,7 @@ final class SharedLogShard: @unchecked Sendable {
             let entries = Self.entries(parts[1])
             guard let last = entries.last else { continue }
             advanced[logName] = last.offset
-            news.append(.entries(board: target.board, entries))
+            news.append(.sequenced(board: target.board, entries: entries))
         }
         lock.lock()
         for (logName, offset) in advanced {
@@ -460,7 +460,7 @@ final class SharedLogShard: @unchecked Sendable {
             let stamped = commands.map { $0.map { $0.replacingOccurrences(of: "{{TIME}}", with: String(nowMillis)) } }
             let replies = try connection.pipeline(stamped)
             note { $0.up = true }
-            var news: [SharedLogNews] = []
+            var news: [StoreAnswer] = []
             var behind: UInt64 = 0
             var departed: [[String]] = []
             for (index, logName) in names.enumerated() {
@@ -489,7 +489,9 @@ final class SharedLogShard: @unchecked Sendable {
                 if UInt64(max(0, top)) > target.after { behind += UInt64(top) - target.after }
                 // The log went below what was read (a failover to a replica
                 // that was behind, a flush): history this hub applied is gone.
-                news.append(.head(board: target.board, epoch: epoch, lost: UInt64(max(0, top)) < target.after))
+                let lost = UInt64(max(0, top)) < target.after
+                if lost { logger.error("a board's log in redis lost history this hub applied", metadata: ["board": "\(target.board)"]) }
+                news.append(.logHead(board: target.board, epoch: epoch, lost: lost))
             }
             note { $0.behind = behind }
             if !departed.isEmpty { _ = try connection.pipeline(departed) }

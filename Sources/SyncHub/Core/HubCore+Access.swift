@@ -8,53 +8,11 @@ import SyncWire
 /// newer token came first. The shell verifies header tokens before the
 /// upgrade and hands the grant in with `.joined`.
 extension HubCore {
-    /// A connection that has not presented a valid token yet: the board it
-    /// asked for, and, just before its `auth` frame is handled, that board
-    /// as the store holds it then (`boardToLoad`, `provide`): never a
-    /// snapshot from the upgrade, which an eviction meanwhile would make stale.
+    /// A connection that has not presented a valid token yet, and the
+    /// board it asked for: nothing of the board is read before its token
+    /// is (A6).
     struct Awaiting {
         var board: BoardAddress
-        var stored: StoredBoard?
-        /// Its token, verified and giving a role on `board`
-        /// (`verifyAwaiting`): only then is the board read.
-        var grant: Grant?
-    }
-
-    /// The board the shell must read from the store before handing over a
-    /// frame of `connection`: it waits for its token, the token was
-    /// verified (`verifyAwaiting`) and its board is not held. Nothing is
-    /// read for a connection before it presents a valid token with a role
-    /// on the board.
-    func boardToLoad(connection: UInt64) -> BoardAddress? {
-        guard let waiting = awaiting[connection], waiting.grant != nil, boards[waiting.board.key] == nil else { return nil }
-        return waiting.board
-    }
-
-    /// The first frame of a connection waiting for its token, checked
-    /// before its board is read: true when it is an `auth` frame whose token
-    /// is valid and gives a role on the board (the grant is kept for
-    /// `authenticate`). False changes nothing: `authenticate` then closes it.
-    mutating func verifyAwaiting(_ connection: UInt64, frame: ParsedFrame) -> Bool {
-        guard let waiting = awaiting[connection], frame.error == nil, let token = frame.message as? String, let verifier,
-              let grant = try? verifier.verify(token, now: wallClock), grant.role(for: waiting.board) != nil else { return false }
-        awaiting[connection]?.grant = grant
-        return true
-    }
-
-    /// The board a connection waiting for its token is for, once its token
-    /// was verified (cluster mode reads it, or catches up on it, then).
-    @inline(__always)  // see HubCore.parse
-    func awaitingBoard(connection: UInt64) -> BoardAddress? {
-        guard let waiting = awaiting[connection], waiting.grant != nil else { return nil }
-        return waiting.board
-    }
-
-    @inline(__always)  // see HubCore.parse
-    func isAwaitingToken(_ connection: UInt64) -> Bool { awaiting[connection] != nil }
-
-    /// The store's copy of the board `boardToLoad` named.
-    mutating func provide(_ stored: StoredBoard?, for connection: UInt64) {
-        awaiting[connection]?.stored = stored
     }
 
     /// Refused changes a minute after which a `read` connection is closed (A9).
@@ -65,56 +23,82 @@ extension HubCore {
     }
 
     /// A completed upgrade: open hub, a header token's grant, or wait for `auth`.
-    mutating func arrive(_ connection: UInt64, board: BoardAddress, stored: StoredBoard?, grant: Grant?, actions: inout [HubAction]) {
+    mutating func arrive(_ connection: UInt64, board: BoardAddress, grant: Grant?, actions: inout [HubAction]) {
         guard authRequired else {
-            join(connection, board: board, stored: stored, actions: &actions)
+            enter(connection, board: board, grant: nil, actions: &actions)
             return
         }
         guard let grant else {
             // A6: nothing is sent before a valid token; the board is read
-            // when the token arrives (`boardToLoad`).
-            awaiting[connection] = Awaiting(board: board, stored: nil)
+            // when the token arrives.
+            awaiting[connection] = Awaiting(board: board)
             return
         }
-        admit(connection, to: board, stored: stored, grant: grant, actions: &actions)
+        guard grant.role(for: board) != nil else {
+            counters.authForbidden += 1
+            actions.append(.close(connection: connection, code: 4403, reason: "your token gives no role on this board"))
+            return
+        }
+        enter(connection, board: board, grant: grant, actions: &actions)
     }
 
-    /// The first frame of a connection still waiting for its token.
-    mutating func authenticate(_ connection: UInt64, frame: ParsedFrame, actions: inout [HubAction]) {
-        guard let waiting = awaiting.removeValue(forKey: connection) else { return }
-        guard frame.error == nil, let token = frame.message as? String else {
+    /// The first frame of a connection still waiting for its token: an
+    /// `auth` frame whose token is valid and gives a role on the board
+    /// brings it in (its board read first when it must be), anything else
+    /// closes it.
+    mutating func authenticate(_ connection: UInt64, bytes: UnsafeRawBufferPointer, actions: inout [HubAction]) {
+        guard let waiting = awaiting.removeValue(forKey: connection), let verifier else { return }
+        let token: String
+        switch AuthFields.token(in: bytes) {
+        case let .success((found, _)):
+            token = found
+        case let .failure(error):
             counters.authRefused += 1
-            let reason = frame.error?.message ?? "send {\"type\":\"auth\",\"token\":\"...\"} first"
-            actions.append(.close(connection: connection, code: 4401, reason: String(reason.prefix(120))))
+            actions.append(.close(connection: connection, code: 4401, reason: String(error.message.prefix(120))))
             return
         }
-        guard let verifier else { return }
+        let grant: Grant
         do {
-            var grant: Grant
-            if let verified = waiting.grant { grant = verified } else { grant = try verifier.verify(token, now: wallClock) }
-            admit(connection, to: waiting.board, stored: waiting.stored, grant: grant, actions: &actions)
+            grant = try verifier.verify(token, now: wallClock)
         } catch {
             counters.authRefused += 1
             actions.append(.close(connection: connection, code: 4401, reason: error.reason))
+            return
+        }
+        guard grant.role(for: waiting.board) != nil else {
+            counters.authForbidden += 1
+            actions.append(.close(connection: connection, code: 4403, reason: "your token gives no role on this board"))
+            return
+        }
+        if needsLoad(waiting.board, joining: true) { counters.boardReads += 1 }
+        enter(connection, board: waiting.board, grant: grant, actions: &actions)
+    }
+
+    /// Puts a connection on its board, once the board is held: joined on an
+    /// open hub, admitted with its token's role otherwise.
+    mutating func seat(_ connection: UInt64, on board: BoardAddress, grant: Grant?, actions: inout [HubAction]) {
+        if let refusal = admits(board: board) {
+            // Limits checked again: it waited while others came (1013: try again later).
+            actions.append(.close(connection: connection, code: 1013, reason: String(refusal.message.prefix(120))))
+            return
+        }
+        if let grant {
+            admit(connection, to: board, grant: grant, actions: &actions)
+        } else {
+            join(connection, board: board, actions: &actions)
         }
     }
 
     /// Puts a connection with a valid token on its board, or closes it when
     /// the token gives no role there (A8).
-    private mutating func admit(_ connection: UInt64, to board: BoardAddress, stored: StoredBoard?, grant: Grant,
-                                actions: inout [HubAction]) {
+    private mutating func admit(_ connection: UInt64, to board: BoardAddress, grant: Grant, actions: inout [HubAction]) {
         guard let role = grant.role(for: board) else {
             counters.authForbidden += 1
             actions.append(.close(connection: connection, code: 4403, reason: "your token gives no role on this board"))
             return
         }
-        if let refusal = admits(board: board) {
-            // Limits checked again: it waited outside while others came (1013: try again later).
-            actions.append(.close(connection: connection, code: 1013, reason: String(refusal.message.prefix(120))))
-            return
-        }
         actions.append(.authenticated(connection: connection))
-        join(connection, board: board, stored: stored, opens: role >= .write, actions: &actions)
+        join(connection, board: board, opens: role >= .write, actions: &actions)
         guard let room = boardOf[connection].flatMap({ boards[$0] }) else { return }
         room.members[connection]?.grant = grant
         room.members[connection]?.role = role

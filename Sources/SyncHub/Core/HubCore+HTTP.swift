@@ -15,18 +15,29 @@ extension HubCore {
 
     /// `frame`: the intent, parsed by the board's kind (`BoardRoom.parse` or
     /// built by the shell). The caller checked who may make it (A13).
-    mutating func performForHTTP(_ frame: ParsedFrame, board address: BoardAddress, stored: StoredBoard?, exchange: UInt64) -> [HubAction] {
-        var actions: [HubAction] = []
+    /// The board must be held (`.httpNeedsBoard` answered `ready`); one let
+    /// go since is answered `unavailable` (the same request again tells).
+    mutating func performForHTTP(_ frame: ParsedFrame, board address: BoardAddress, exchange: UInt64, actions: inout [HubAction]) {
         let answerTo = Self.httpAnswerID(exchange)
-        let held = boards[address.key] != nil
-        if let failure = hold(address, stored: stored, actions: &actions) {
-            actions.append(.send(connection: answerTo, frame: HubMessage.error(ProtocolError("unavailable", failure.reason), ref: nil)))
-            return actions
+        guard let room = boards[address.key] else {
+            actions.append(.send(connection: answerTo, frame: HubMessage.error(
+                ProtocolError("unavailable", "the board was let go meanwhile; try again"), ref: nil)))
+            return
         }
-        guard let room = boards[address.key] else { return actions }
-        // A board loaded only for this request is let go like one whose last member left.
-        if !held, room.members.isEmpty { room.emptySince = now }
         room.receive(frame, from: answerTo, core: &self, actions: &actions)
-        return actions
+    }
+}
+
+/// What plain HTTP reads of a held board (`.httpBoard` said `ready`): asked
+/// of the core, which asks the room.
+extension HubCore {
+    /// An image the board's durable state names (`WireKind.image(named:in:)`).
+    func image(named name: String, on board: BoardAddress) -> (type: String, digest: String)? {
+        boards[board.key]?.image(named: name)
+    }
+
+    /// A plain HTTP read below the board's path, from what is durable (`WireKind.read`).
+    func read(_ path: [Substring], on board: BoardAddress) -> (status: UInt32, json: String)? {
+        boards[board.key]?.read(path)
     }
 }

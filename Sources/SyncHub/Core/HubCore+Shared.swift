@@ -67,15 +67,6 @@ extension HubCore {
         outboxFolds.append(fold)
     }
 
-    /// Proposals and folds made since the last call, for the shared log.
-    mutating func takeProposals() -> (proposals: [SharedProposal], folds: [SharedFold]) {
-        defer {
-            outboxProposals.removeAll(keepingCapacity: true)
-            outboxFolds.removeAll(keepingCapacity: true)
-        }
-        return (outboxProposals, outboxFolds)
-    }
-
     /// The log's answer to one of this hub's proposals.
     mutating func appended(board: String, number: UInt64, result: SharedAppendResult, actions: inout [HubAction]) {
         guard let room = boards[board], var proposal = room.shared.proposals[number] else { return }
@@ -148,7 +139,7 @@ extension HubCore {
             // the newer state, its replica clients reconnect for a fresh sync
             // (their relays would miss what was folded).
             counters.sharedGaps += 1
-            reloads.insert(board)
+            catchUp(board, actions: &actions)
         }
     }
 
@@ -163,13 +154,7 @@ extension HubCore {
         drop(room, code: 1012, reason: "the board's shared log lost its history; reconnect", actions: &actions)
     }
 
-    /// Boards whose log this hub fell behind, to read again (snapshot and tail).
-    mutating func takeReloads() -> [String] {
-        defer { reloads.removeAll() }
-        return Array(reloads)
-    }
-
-    /// The shell read a board again after this hub fell behind its log.
+    /// A board read again after this hub fell behind its log (`catchUp`).
     mutating func reloaded(board: String, from log: SharedBoard, actions: inout [HubAction]) {
         guard let room = boards[board] else { return }
         if log.snapshot != nil {
@@ -234,7 +219,7 @@ extension HubCore {
 
     /// Closes every connection of `room` and forgets it: it is loaded again
     /// from the log on the next join.
-    private mutating func drop(_ room: BoardRoom, code: UInt16, reason: String, actions: inout [HubAction]) {
+    mutating func drop(_ room: BoardRoom, code: UInt16, reason: String, actions: inout [HubAction]) {
         // Proposals in flight are "not known": said before the close, so a
         // client resends them (keyed ones take effect at most once).
         for proposal in room.shared.proposals.values { unavailable(proposal, in: room, actions: &actions) }
@@ -243,20 +228,6 @@ extension HubCore {
             actions.append(.close(connection: connection, code: code, reason: reason))
             boardOf[connection] = nil
         }
-        boards[room.name] = nil
-        proposalBoards.remove(room.name)
-    }
-
-    /// Forgets `board` (closing its connections) so that it is loaded again
-    /// from its log: this hub fell behind a fold of it.
-    mutating func reload(board: String, actions: inout [HubAction]) {
-        guard let room = boards[board] else { return }
-        counters.sharedGaps += 1
-        drop(room, code: 1012, reason: "this hub fell behind the board's shared log; reconnect", actions: &actions)
-    }
-
-    /// The applied offset of each board held (the shell's follower reads from there).
-    var sharedOffsets: [String: (logName: String, applied: UInt64)] {
-        boards.mapValues { ($0.logName, $0.shared.applied) }
+        forget(room, actions: &actions)
     }
 }

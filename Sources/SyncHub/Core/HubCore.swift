@@ -2,57 +2,12 @@ import Foundation
 import BoardCRDT
 import SyncWire
 
-/// What happens to the hub: the shell translates libwebsockets and store
-/// callbacks into these.
-enum HubEvent {
-    /// A connection's upgrade to a board's path completed; `stored` is the
-    /// board as the store holds it when the hub did not hold it yet.
-    /// `grant`: the token its upgrade request carried, verified (auth on).
-    case joined(connection: UInt64, board: BoardAddress, stored: StoredBoard?, grant: Grant? = nil)
-    case left(connection: UInt64)
-    /// One complete text frame, parsed by its board's kind (`HubCore.parse`);
-    /// binary frames arrive as `.binary`.
-    case frame(connection: UInt64, ParsedFrame)
-    case binary(connection: UInt64)
-    /// The store made these records durable (or, in memory, at once).
-    case committed([DurableRecord])
-    /// The store's answer to a keyed intent whose key memory no longer held
-    /// (`HubCore.keyToLookUp`); sent just before that intent's frame.
-    case storedKey(board: String, key: String, answer: KeyedAnswer?)
-    /// Cluster mode: the shared log answered proposal `number` of `board`.
-    case appended(board: String, number: UInt64, result: SharedAppendResult)
-    /// Cluster mode: entries of a board's shared log, in order.
-    case sequenced(board: String, entries: [SharedLogEntry])
-    /// Cluster mode: connections and names on the other hubs.
-    case presence(board: String, clients: Int, names: [String])
-    /// Cluster mode: a board this hub fell behind, read again from its log.
-    case reloaded(board: String, SharedBoard)
-    /// Cluster mode: a snapshot at `offset` or later is stored (answers up to it are written down).
-    case folded(board: String, offset: UInt64)
-    /// Cluster mode: the board's log as Redis holds it now (epoch; whether its
-    /// last offset went below what this hub read).
-    case logHead(board: String, epoch: String, lost: Bool)
-}
-
-/// What the shell must do.
-enum HubAction: Equatable {
-    /// A frame for one connection, in order with its other replies.
-    case send(connection: UInt64, frame: String)
-    /// The newest state of a board for its connections, as a whole state
-    /// or a patch each; a newer one may replace it before it is written
-    /// (conflation). Computed once per board.
-    case publish(PublishedState)
-    /// Must-arrive frames shared by several connections (replica relays).
-    case relay(frame: String, to: [UInt64])
-    case close(connection: UInt64, code: UInt16, reason: String)
-    /// The connection presented a valid token: the shell's pre-token limits
-    /// (time to present one, bytes before one) stop applying to it.
-    case authenticated(connection: UInt64)
-}
-
-/// The hub's protocol as a state machine: events in, actions out, no I/O.
-/// The libwebsockets callback only translates (docs/ARCHITECTURE.md, "Pure
-/// core, thin shell").
+/// The hub's protocol as a state machine: events in, one ordered list of
+/// actions out, no I/O and no clock of its own (each event comes with the
+/// moment it happened). A board's load, a key's lookup, a commit or an
+/// append is an action (`.store`); the store's answer is a later event, so
+/// a slow store delays only the boards waiting for it
+/// (docs/ARCHITECTURE.md, "Events and actions").
 struct HubCore {
     /// The replica id of boards that have none stored yet (new boards).
     let hubReplica: ReplicaID
@@ -60,7 +15,7 @@ struct HubCore {
     internal(set) var boards: [String: BoardRoom] = [:]
     /// Which board each connection is on.
     internal(set) var boardOf: [UInt64: String] = [:]
-    /// Records not yet handed to the store; `takeRecords()` empties it.
+    /// Records not yet handed to the store; `.turnEnded` hands them over.
     private var outbox: [DurableRecord] = []
     /// Boards whose state frame is due, so publishing costs O(changed boards).
     private var dirty: [BoardRoom] = []
@@ -68,13 +23,14 @@ struct HubCore {
     /// (`BoardRoom.publish`).
     private var stateGenerations: UInt64 = 0
     var counters = HubCounters()
-    var now: UInt64 = 0
+    /// The monotonic clock of the event being handled (`HubClock.nanos`).
+    private(set) var now: UInt64 = 0
     /// The N of the next `guest-N` (K10, docs/rules/README.md).
     private var nextGuest: UInt64 = 1
     /// Checks tokens; nil on an open hub (A1). See `HubCore+Access.swift`.
     let verifier: TokenVerifier?
-    /// The wall clock tokens are checked against; the shell sets it with `now`.
-    var wallClock = Date(timeIntervalSince1970: 0)
+    /// The wall clock of the event being handled; tokens are checked against it.
+    private(set) var wallClock = Date(timeIntervalSince1970: 0)
     /// Connections waiting for their token, outside any board.
     var awaiting: [UInt64: Awaiting] = [:]
     /// When each token-holding connection's token runs out.
@@ -82,20 +38,38 @@ struct HubCore {
 
     /// Who orders changes: this hub (`local`) or a shared log (cluster mode).
     let sequencing: Sequencing
+    /// Whether boards live in a store (loaded, committed, evicted) or only
+    /// in memory (`--in-memory`: held at once, durable at once).
+    let durable: Bool
+    /// How long a board's load, or a key's lookup, may take in all before
+    /// its waiting connections are closed (`--redis-timeout` in a cluster).
+    let loadTimeoutNanos: UInt64
     /// Cluster mode: the number of this hub's last proposal, what is on its
     /// way to the log, and the boards with proposals waiting.
     var nextProposal: UInt64 = 0
     var outboxProposals: [SharedProposal] = []
     var outboxFolds: [SharedFold] = []
     var proposalBoards: Set<String> = []
-    /// Boards whose log this hub fell behind (`takeReloads`).
-    var reloads: Set<String> = []
+    /// Boards being read from the store, by key, and the connections (and
+    /// HTTP requests) waiting for them (`HubCore+Loading.swift`).
+    var loads: [String: BoardLoad] = [:]
+    var nextTicket: UInt64 = 0
+    /// Connections that wait for their board's load or a key's answer, with
+    /// the frames they sent meanwhile.
+    var pending: [UInt64: PendingConnection] = [:]
+    /// Keys being looked up in the store, by board and key.
+    var keyLookups: [KeyLookup.ID: KeyLookup] = [:]
+    /// When presence was last handed to the store (once a second, R4).
+    var lastPresence: UInt64 = 0
 
-    init(hubReplica: ReplicaID, limits: HubLimits, verifier: TokenVerifier? = nil, sequencing: Sequencing = .local) {
+    init(hubReplica: ReplicaID, limits: HubLimits, verifier: TokenVerifier? = nil, sequencing: Sequencing = .local,
+         durable: Bool = false, loadTimeoutNanos: UInt64 = 10_000_000_000) {
         self.hubReplica = hubReplica
         self.limits = limits
         self.verifier = verifier
         self.sequencing = sequencing
+        if case .shared = sequencing { self.durable = true } else { self.durable = durable }
+        self.loadTimeoutNanos = loadTimeoutNanos
     }
 
     /// Whether a new connection to `board` may join; the shell asks before the upgrade.
@@ -106,67 +80,145 @@ struct HubCore {
                 ? PathRefusal(status: 503, message: "board \(board) is full: \(limits.maxClientsPerBoard) connections")
                 : nil
         }
-        return boards.count >= limits.maxBoards
+        if let load = loads[board] {
+            return load.connectionCount >= limits.maxClientsPerBoard
+                ? PathRefusal(status: 503, message: "board \(board) is full: \(limits.maxClientsPerBoard) connections")
+                : nil
+        }
+        return boards.count + loads.count >= limits.maxBoards
             ? PathRefusal(status: 503, message: "the hub holds its limit of \(limits.maxBoards) boards; try later")
             : nil
     }
 
     func holds(board address: BoardAddress) -> Bool { boards[address.key] != nil }
 
-
-    /// Parses a text frame of `connection` by its board's kind; nil when the
-    /// connection is on no board.
-    /// Always inlined, like the other reads the shell makes per frame: a
-    /// non-mutating call on the shell's `core` (a struct in a class) would
-    /// otherwise copy the whole core, every dictionary retained and
-    /// released, for each frame (seen in profiles of the paced fan-out).
-    /// (Inlined, a board's frame still copied the core: the call into the
-    /// room's parser is opaque, so the core was copied to outlive it. The
-    /// shell therefore finds the room in `boardOf` and `boards` and calls its
-    /// parser itself; it comes here for a connection awaiting its token.)
-    @inline(__always)
-    func parse(connection: UInt64, _ bytes: UnsafeRawBufferPointer) -> ParsedFrame? {
-        guard let board = boardOf[connection], let room = boards[board] else {
-            guard awaiting[connection] != nil else { return nil }
-            switch AuthFields.token(in: bytes) {
-            case let .success((token, ref)):
-                return ParsedFrame(key: nil, ref: ref, isOperations: false, isHello: false, message: token, error: nil)
-            case let .failure(error):
-                return ParsedFrame(key: nil, ref: nil, isOperations: false, isHello: false, message: 0, error: error)
-            }
-        }
-        return room.parse(bytes)
-    }
-
-    mutating func handle(_ event: HubEvent) -> [HubAction] {
+    /// The one way in: `event`, happening at `clock`, and what the shell must
+    /// do about it, in order.
+    mutating func handle(_ event: HubEvent, at clock: HubClock) -> [HubAction] {
+        now = clock.nanos
+        wallClock = clock.wall
         var actions: [HubAction] = []
         switch event {
-        case let .joined(connection, board, stored, grant):
-            arrive(connection, board: board, stored: stored, grant: grant, actions: &actions)
+        case let .upgraded(connection, board, grant):
+            arrive(connection, board: board, grant: grant, actions: &actions)
         case let .left(connection):
-            leave(connection)
-        case let .frame(connection, frame):
+            leave(connection, actions: &actions)
+        case let .frame(connection, bytes):
             counters.messagesIn += 1
-            if awaiting[connection] != nil {
-                authenticate(connection, frame: frame, actions: &actions)
-            } else if let expiry = expiries[connection], wallClock >= expiry {
-                // A10: nothing is taken after `exp`, even before the tick closes it.
-                expiries[connection] = nil
-                counters.authExpired += 1
-                actions.append(.close(connection: connection, code: 4401, reason: "token expired"))
-            } else if let error = frame.error {
-                refuseFrame(error, from: connection, ref: frame.ref, actions: &actions)
-            } else {
-                receive(frame, from: connection, actions: &actions)
-            }
+            frameArrived(bytes, from: connection, actions: &actions)
         case let .binary(connection):
             counters.messagesIn += 1
-            if awaiting.removeValue(forKey: connection) != nil {
-                counters.authRefused += 1
-                actions.append(.close(connection: connection, code: 4401, reason: "send {\"type\":\"auth\",\"token\":\"...\"} before anything else"))
-                return actions
+            binaryArrived(from: connection, actions: &actions)
+        case .tick:
+            tick(actions: &actions)
+        case .turnEnded:
+            endTurn(actions: &actions)
+        case let .store(answer):
+            storeAnswered(answer, actions: &actions)
+        case let .httpNeedsBoard(exchange, board):
+            holdForHTTP(board, exchange: exchange, actions: &actions)
+        case let .httpIntent(exchange, board, frame):
+            performForHTTP(frame, board: board, exchange: exchange, actions: &actions)
+        }
+        return actions
+    }
+
+    /// A text frame of `connection`: held while its board loads, its token
+    /// checked while it has none, else parsed by its board's kind and taken.
+    private mutating func frameArrived(_ bytes: UnsafeRawBufferPointer, from connection: UInt64, actions: inout [HubAction]) {
+        if pending[connection] != nil {
+            holdFrame(.text(Array(bytes)), of: connection, actions: &actions)
+            return
+        }
+        guard let board = boardOf[connection], let room = boards[board] else {
+            if awaiting[connection] != nil { authenticate(connection, bytes: bytes, actions: &actions) }
+            return
+        }
+        if let expiry = expiries[connection], wallClock >= expiry {
+            // A10: nothing is taken after `exp`, even before the tick closes it.
+            expiries[connection] = nil
+            counters.authExpired += 1
+            actions.append(.close(connection: connection, code: 4401, reason: "token expired"))
+            return
+        }
+        take(room.parse(bytes), from: connection, actions: &actions)
+    }
+
+    /// A parsed frame of a connection on its board: refused, held for its
+    /// key's lookup, or received.
+    mutating func take(_ frame: ParsedFrame, from connection: UInt64, actions: inout [HubAction]) {
+        if let error = frame.error {
+            refuseFrame(error, from: connection, ref: frame.ref, actions: &actions)
+            return
+        }
+        if let key = frame.key, let board = boardOf[connection], let room = boards[board], room.keys.mayBeInStore,
+           room.keys[key] == nil, durable, !isShared {
+            // A key older than the board's key memory: the store decides
+            // whether this intent is a resend.
+            lookUp(key, board: board, for: connection, holding: frame, actions: &actions)
+            return
+        }
+        receive(frame, from: connection, actions: &actions)
+    }
+
+    private mutating func binaryArrived(from connection: UInt64, actions: inout [HubAction]) {
+        if pending[connection] != nil {
+            holdFrame(.binary, of: connection, actions: &actions)
+            return
+        }
+        if awaiting.removeValue(forKey: connection) != nil {
+            counters.authRefused += 1
+            actions.append(.close(connection: connection, code: 4401, reason: "send {\"type\":\"auth\",\"token\":\"...\"} before anything else"))
+            return
+        }
+        refuseFrame(ProtocolError("binary_frame", "frames are JSON text; binary frames are not accepted"), from: connection, actions: &actions)
+    }
+
+    /// The timer: tokens past `exp`, loads and proposals past their
+    /// deadline, idle boards, and (cluster mode) presence once a second.
+    private mutating func tick(actions: inout [HubAction]) {
+        if authRequired { closeExpired(actions: &actions) }
+        expireLoads(actions: &actions)
+        evictIdle(actions: &actions)
+        guard isShared else { return }
+        expireProposals(actions: &actions)
+        guard now >= lastPresence + 1_000_000_000 else { return }
+        lastPresence = now
+        var presence: [String: BoardPresence] = [:]
+        for room in boards.values { presence[room.logName] = BoardPresence(clients: room.members.count, names: room.localNames) }
+        actions.append(.store(.presence(presence)))
+    }
+
+    /// The end of a loop's turn: the turn's records (or proposals and
+    /// folds) go to the store in one batch, and every board whose state or
+    /// membership changed is published once. Without a store a record is
+    /// durable at once.
+    private mutating func endTurn(actions: inout [HubAction]) {
+        if isShared {
+            if !outboxProposals.isEmpty { actions.append(.store(.propose(outboxProposals))) }
+            for fold in outboxFolds { actions.append(.store(.fold(fold))) }
+            outboxProposals.removeAll(keepingCapacity: true)
+            outboxFolds.removeAll(keepingCapacity: true)
+        }
+        if !outbox.isEmpty {
+            let records = outbox
+            outbox.removeAll(keepingCapacity: true)
+            if durable {
+                actions.append(.store(.commit(records)))
+            } else {
+                committed(records, actions: &actions)
             }
-            refuseFrame(ProtocolError("binary_frame", "frames are JSON text; binary frames are not accepted"), from: connection, actions: &actions)
+        }
+        publishChanged(actions: &actions)
+    }
+
+    /// A store's answer.
+    private mutating func storeAnswered(_ answer: StoreAnswer, actions: inout [HubAction]) {
+        switch answer {
+        case let .loaded(ticket, board, result):
+            loaded(board, ticket: ticket, result: result, actions: &actions)
+        case let .keyAnswer(board, key, result):
+            keyAnswered(key, board: board, result: result, actions: &actions)
         case let .committed(records):
             committed(records, actions: &actions)
         case let .appended(board, number, result):
@@ -175,30 +227,20 @@ struct HubCore {
             sequenced(board: board, entries: entries, actions: &actions)
         case let .presence(board, clients, names):
             presence(board: board, clients: clients, names: names)
-        case let .reloaded(board, log):
-            reloaded(board: board, from: log, actions: &actions)
         case let .folded(board, offset):
             boards[board]?.shared.answersSinceFold.removeAll { $0.offset <= offset }
         case let .logHead(board, epoch, lost):
             logHead(board: board, epoch: epoch, lost: lost, actions: &actions)
-        case let .storedKey(board, key, answer):
-            if let answer {
-                boards[board]?.keys.remember(key, answer: answer)
-            }
+        case .storeFailed, .imageStored, .imageRead:
+            // The shell's business (the hub stops; HTTP answers).
+            break
         }
-        return actions
-    }
-
-    /// Records made since the last call, for the store (group commit).
-    mutating func takeRecords() -> [DurableRecord] {
-        defer { outbox.removeAll(keepingCapacity: true) }
-        return outbox
     }
 
     /// State frames for every board whose state or membership changed since
     /// the last call: one frame per board, however many changes it folds.
-    mutating func publishChanged() -> [HubAction] {
-        var actions: [HubAction] = []
+    private mutating func publishChanged(actions: inout [HubAction]) {
+        guard !dirty.isEmpty else { return }
         let due = dirty
         dirty.removeAll(keepingCapacity: true)
         for room in due where room.needsPublish {
@@ -208,31 +250,37 @@ struct HubCore {
             actions.append(.publish(room.publish(generations: &stateGenerations)))
             counters.statesPublished += 1
         }
-        return actions
     }
 
     /// Boards empty for longer than the eviction delay leave memory (the
-    /// store keeps them). Returns the evicted names.
-    mutating func evictIdle(durable: Bool) -> [String] {
-        guard durable else { return [] }
+    /// store keeps them); a shared log stops being followed.
+    private mutating func evictIdle(actions: inout [HubAction]) {
+        guard durable else { return }
         let bound = limits.evictAfterSeconds * 1_000_000_000
         let idle = boards.values.filter { room in
-            room.members.isEmpty && room.recordsInFlight == 0 && room.shared.proposals.isEmpty && room.emptySince.map { now >= $0 + bound } == true
-        }.map(\.name)
-        for name in idle { boards[name] = nil }
+            room.members.isEmpty && room.recordsInFlight == 0 && room.shared.proposals.isEmpty && loads[room.name] == nil
+                && room.emptySince.map { now >= $0 + bound } == true
+        }
+        for room in idle { forget(room, actions: &actions) }
         counters.boardsEvicted += UInt64(idle.count)
-        return idle
+    }
+
+    /// Drops `room` from memory (its store keeps it); cluster mode stops following its log.
+    mutating func forget(_ room: BoardRoom, actions: inout [HubAction]) {
+        boards[room.name] = nil
+        proposalBoards.remove(room.name)
+        if isShared { actions.append(.store(.unfollow(logName: room.logName))) }
     }
 
     // MARK: Membership
 
     /// `opens`: whether this member may write, and so may make the board's
     /// opening (a first deal) when nobody has played it; a read-only
-    /// member only looks (no row is created for it).
-    mutating func join(_ connection: UInt64, board address: BoardAddress, stored: StoredBoard?, opens: Bool = true,
-                       actions: inout [HubAction]) {
+    /// member only looks (no row is created for it). The board is held
+    /// already (loaded), or made fresh (no store).
+    mutating func join(_ connection: UInt64, board address: BoardAddress, opens: Bool = true, actions: inout [HubAction]) {
         let board = address.key
-        if let failure = hold(address, stored: stored, actions: &actions) {
+        if let failure = hold(address, stored: nil, actions: &actions) {
             actions.append(.close(connection: connection, code: failure.code, reason: failure.reason))
             return
         }
@@ -275,9 +323,10 @@ struct HubCore {
         return nil
     }
 
-    private mutating func leave(_ connection: UInt64) {
+    private mutating func leave(_ connection: UInt64, actions: inout [HubAction]) {
         awaiting[connection] = nil
         expiries[connection] = nil
+        if pending.removeValue(forKey: connection) != nil { stopWaiting(connection) }
         guard let board = boardOf.removeValue(forKey: connection) else { return }
         boards[board]?.members[connection] = nil
         boards[board]?.audienceChanged()
@@ -293,7 +342,7 @@ struct HubCore {
 
     // MARK: Frames
 
-    private mutating func receive(_ frame: ParsedFrame, from connection: UInt64, actions: inout [HubAction]) {
+    mutating func receive(_ frame: ParsedFrame, from connection: UInt64, actions: inout [HubAction]) {
         guard let board = boardOf[connection], let room = boards[board] else { return }
         guard room.members[connection]?.messages.allow(now: now) == true else {
             counters.rateLimited += 1
@@ -328,15 +377,6 @@ struct HubCore {
         actions.append(.send(connection: connection, frame: HubMessage.error(error, ref: ref, have: have)))
     }
 
-    /// The board whose store the shell must ask about `key` before handing
-    /// over `connection`'s keyed intent: memory lacks the key and the store
-    /// may hold it. Nil when memory decides.
-    @inline(__always)  // see `parse`
-    func keyToLookUp(connection: UInt64, key: String) -> String? {
-        guard let board = boardOf[connection], let room = boards[board] else { return nil }
-        return room.keys.mayBeInStore && room.keys[key] == nil ? board : nil
-    }
-
     mutating func markForPublish(_ room: BoardRoom?) {
         guard let room, !room.needsPublish else { return }
         room.needsPublish = true
@@ -353,7 +393,7 @@ struct HubCore {
         outbox.append(record)
     }
 
-    private mutating func committed(_ records: [DurableRecord], actions: inout [HubAction]) {
+    mutating func committed(_ records: [DurableRecord], actions: inout [HubAction]) {
         for record in records {
             counters.recordsCommitted += 1
             guard let room = boards[record.board] else {
@@ -395,6 +435,9 @@ struct HubCounters: Equatable {
     /// Boards read from the store for a connection that presented its token
     /// after the upgrade (`HubCore.boardToLoad`).
     var boardReads: UInt64 = 0
+    /// Board loads and key lookups that waited past their bound
+    /// (`--redis-timeout` in a cluster): their connections were closed.
+    var loadsTimedOut: UInt64 = 0
     var boardsEvicted: UInt64 = 0
     var replicasForgotten: UInt64 = 0
     var keyedResends: UInt64 = 0

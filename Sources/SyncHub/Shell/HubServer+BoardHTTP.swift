@@ -54,79 +54,62 @@ struct MemoryImages {
     func image(digest: String) -> (type: String, bytes: [UInt8])? { images[digest] }
 }
 
+/// What an HTTP request that waited hears back (`HubServer.httpSteps`).
+enum HTTPStep {
+    /// The board it needs is held now (`ready`), or could not be read.
+    case board(ready: Bool, reason: String)
+    case imageStored(StoreFailure?)
+    case imageRead(Result<StoredImage?, StoreFailure>)
+}
+
 extension HubServer {
-    /// Stores image bytes by digest in the board's store. The caller has
-    /// checked the request may change the board (an admin, A13).
-    func putImageBytes(_ board: BoardAddress, digest: String, type: String, bytes: [UInt8]) throws {
-        if let sharedLog {
-            do throws(RedisFailure) { try sharedLog.putImage(board.logName, digest: digest, type: type, bytes: bytes) } catch { throw error }
-        } else if let imageStore {
-            try imageStore.putImage(digest: digest, type: type, bytes: bytes)
-        } else {
-            try memoryImages.put(digest: digest, type: type, bytes: bytes)
+    /// Runs `then` once `board` is held (true) or could not be read (false):
+    /// at once when it is held, else when the core has loaded it. A board
+    /// read only for a request is let go like one whose last member left.
+    /// The store is never waited for on the service thread (R16).
+    func withBoard(_ board: BoardAddress, exchange: UInt64, then: @escaping (Bool) -> Void) {
+        httpSteps[exchange] = { step in
+            guard case let .board(ready, _) = step else { return then(false) }
+            then(ready)
         }
+        handle(.httpNeedsBoard(exchange: exchange, board: board))
     }
 
-    func imageBytes(_ board: BoardAddress, digest: String) -> (type: String, bytes: [UInt8])? {
-        if let cached = imageCache.image(digest: digest) { return cached }
-        guard let found = storedImageBytes(board, digest: digest) else { return nil }
-        imageCache.keep(digest: digest, found)
-        return found
-    }
-
-    private func storedImageBytes(_ board: BoardAddress, digest: String) -> (type: String, bytes: [UInt8])? {
-        do {
-            if let sharedLog {
-                do throws(RedisFailure) { return try sharedLog.image(board.logName, digest: digest) } catch { throw error }
-            }
-            if let reader { return try reader.image(digest: digest) }
-            return memoryImages.image(digest: digest)
-        } catch {
-            logger.error("cannot read an image", metadata: ["board": "\(board)", "error": "\(error)"])
-            return nil
-        }
-    }
-
-    /// The board as this hub holds it, else read from the store and held
-    /// like a board whose last member left (followed in a cluster, let go
-    /// after `--evict-after-seconds`), so the next request finds it in
-    /// memory. The read is the shell's join read: on the service thread,
-    /// bounded by `--redis-timeout` in a cluster. Nil when it cannot be read
-    /// or the hub holds its limit of boards.
-    func heldOrStored(_ board: BoardAddress) -> BoardRoom? {
-        if let room = core.boards[board.key] { return room }
-        guard core.admits(board: board) == nil, let stored = storedBoardIfNotHeld(board) else { return nil }
-        core.now = WebSocketServer.nowNanos()
-        var actions: [HubAction] = []
-        if let failure = core.hold(board, stored: stored, actions: &actions) {
-            logger.error("cannot hold a board for an HTTP request", metadata: ["board": "\(board)", "reason": "\(failure.reason)"])
-            return nil
-        }
-        carryOut(actions)
-        core.boards[board.key]?.emptySince = core.now
-        followHeld(board)
-        return core.boards[board.key]
-    }
-
-    /// What the store holds of `board` when this hub does not hold it
-    /// (`.some(nil)`: held, or nothing stored yet); nil when it cannot be read.
-    func storedBoardIfNotHeld(_ board: BoardAddress) -> StoredBoard?? {
-        if core.boards[board.key] != nil { return .some(nil) }
-        if let sharedLog {
-            do throws(RedisFailure) {
-                return .some(StoredBoard(shared: try sharedLog.load(board.logName, after: 0)))
+    /// Stores image bytes by digest in the board's store, then runs `then`
+    /// with the failure, if any. The caller has checked the request may
+    /// change the board (an admin, A13).
+    func putImageBytes(_ board: BoardAddress, digest: String, type: String, bytes: [UInt8], exchange: UInt64,
+                       then: @escaping (String?) -> Void) {
+        guard let log else {
+            do {
+                try memoryImages.put(digest: digest, type: type, bytes: bytes)
+                then(nil)
             } catch {
-                logger.error("cannot read a board for an HTTP request from redis", metadata: ["board": "\(board)", "error": "\(error.message)"])
-                return nil
+                then("\(error)")
             }
+            return
         }
-        guard let reader else { return .some(nil) }
-        do {
-            return .some(try reader.load(board: board.key))
-        } catch {
-            logger.error("cannot read a board for an HTTP request", metadata: ["board": "\(board)", "error": "\(error)"])
-            return nil
+        httpSteps[exchange] = { step in
+            guard case let .imageStored(failure) = step else { return then("unexpected answer") }
+            then(failure?.message)
         }
+        log.carry(.putImage(board: board, digest: digest, type: type, bytes: bytes, exchange: exchange))
+    }
+
+    /// Runs `then` with an image's bytes: from the cache, else from the
+    /// board's store (`.failure` when it cannot be read).
+    func imageBytes(_ board: BoardAddress, digest: String, exchange: UInt64, then: @escaping (Result<StoredImage?, StoreFailure>) -> Void) {
+        if let cached = imageCache.image(digest: digest) { return then(.success(StoredImage(type: cached.type, bytes: cached.bytes))) }
+        guard let log else { return then(.success(memoryImages.image(digest: digest).map { StoredImage(type: $0.type, bytes: $0.bytes) })) }
+        httpSteps[exchange] = { [self] step in
+            guard case let .imageRead(result) = step else { return then(.failure(StoreFailure(message: "unexpected answer"))) }
+            if case let .success(found?) = result { imageCache.keep(digest: digest, (found.type, found.bytes)) }
+            if case let .failure(failure) = result {
+                logger.error("cannot read an image", metadata: ["board": "\(board)", "error": "\(failure.message)"])
+            }
+            then(result)
+        }
+        log.carry(.readImage(board: board, digest: digest, exchange: exchange))
     }
 
     func json(_ status: UInt32, _ text: String) -> HTTPResponse {

@@ -4,18 +4,20 @@ import Logging
 import SyncWire
 import WebSocketLoop
 
-/// The thin shell around `HubCore`: translates server and store events into
-/// core events and carries out the core's actions. Runs on the service thread.
+/// The thin shell around `HubCore`: translates the server's callbacks and
+/// the store's answers into the core's events (each with the moment it
+/// happened) and carries out the actions the core returns, in order. It
+/// never waits for the store: a store action is handed to the `BoardLog`,
+/// whose answer comes back later through `server.post`. Runs on the
+/// server's service thread (`owner` checks it in debug builds).
 final class HubServer: ServerDelegate, @unchecked Sendable {
-    // Sendable: all state is touched only on the server's service thread;
-    // the store writer reaches it through `server.post`.
+    // Sendable: all state is touched only on the server's service thread
+    // (checked by `owner`, claimed when the loop starts); the store's
+    // threads reach it only through `server.post`.
     let server: WebSocketServer
     var core: HubCore
-    let reader: BoardStore?
-    /// The embedded store's connection for shop image bytes (service thread).
-    let imageStore: BoardStore?
-    private let writer: GroupCommitWriter?
-    private let checkpointer: WALCheckpointer?
+    /// Where boards are kept; nil for `--in-memory`.
+    let log: BoardLog?
     private let echoEnabled: Bool
     private let metrics = HubMetrics()
     private let web = WebAssets()
@@ -25,55 +27,43 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     private(set) var storeFailure: StoreError?
     /// With auth on: the bearer token `/metrics` answers (nil: closed).
     private let metricsToken: String?
-    /// Cluster mode: the boards' shared logs in Redis (nil: the embedded store or memory).
-    let sharedLog: SharedLog?
     /// Image uploads (a shop's, `KindHTTP`) waiting for their name to be durable, by HTTP exchange: the name and its ETag.
     var uploads: [UInt64: (name: String, etag: String)] = [:]
     /// An `--in-memory` hub's shop images.
     var memoryImages = MemoryImages()
     /// Stored images served lately, so a popular one is not read from the store for every browser.
     var imageCache = ImageCache()
-    /// Boards whose logs the shard followers read, by log name.
-    var followed: [String: String] = [:]
-    var lastPresence: UInt64 = 0
+    /// HTTP requests waiting for the core (a board to be held) or the store
+    /// (image bytes), by exchange: what to do with the answer.
+    var httpSteps: [UInt64: (HTTPStep) -> Void] = [:]
+    /// The service thread, once the loop runs (`run`).
+    let owner = ThreadOwner("HubServer")
 
     init(options: ServerOptions, limits: HubLimits, policy: TransportPolicy = TransportPolicy(), verifier: TokenVerifier? = nil,
-         metricsToken: String? = nil, dataDirectory: String?, fsyncEachCommit: Bool = true, echo: Bool, logger: Logger,
-         sharedLog: SharedLog? = nil, sharedTimeoutNanos: UInt64 = 2_000_000_000) throws {
+         metricsToken: String? = nil, log: BoardLog?, sequencing: Sequencing = .local, loadTimeoutNanos: UInt64 = 10_000_000_000,
+         echo: Bool, logger: Logger) {
         server = WebSocketServer(options: options)
         var policy = policy
         policy.authRequired = verifier != nil
         gate = UpgradeGate(policy: policy)
-        var sequencing = Sequencing.local
-        if let sharedLog {
-            sequencing = .shared(SharedLogSettings(hubID: sharedLog.settings.hubID, timeoutNanos: sharedTimeoutNanos,
-                                                   foldEvery: UInt64(limits.keptOperations)))
-        }
-        core = HubCore(hubReplica: .random(), limits: limits, verifier: verifier, sequencing: sequencing)
+        core = HubCore(hubReplica: .random(), limits: limits, verifier: verifier, sequencing: sequencing,
+                       durable: log != nil, loadTimeoutNanos: loadTimeoutNanos)
         self.metricsToken = metricsToken
-        self.sharedLog = sharedLog
+        self.log = log
         echoEnabled = echo
         self.logger = logger
-        if sharedLog != nil {
-            reader = nil
-            imageStore = nil
-            writer = nil
-            checkpointer = nil
-        } else if let dataDirectory {
-            reader = try BoardStore(directory: dataDirectory)
-            // Shop images' bytes, written on the service thread before their name is recorded (P4):
-            // the hub's own fsync setting, and never a checkpoint here (WALCheckpointer's job).
-            imageStore = try BoardStore(directory: dataDirectory, fsyncEachCommit: fsyncEachCommit, checkpointsItself: false)
-            let store = try BoardStore(directory: dataDirectory, fsyncEachCommit: fsyncEachCommit, checkpointsItself: false)
-            writer = GroupCommitWriter(store: store)
-            checkpointer = try WALCheckpointer(path: store.path)
-        } else {
-            reader = nil
-            imageStore = nil
-            writer = nil
-            checkpointer = nil
-        }
         server.delegate = self
+    }
+
+    /// The moment of an event, for the core.
+    @inline(__always)
+    func clock() -> HubClock { HubClock(nanos: WebSocketServer.nowNanos(), wall: Date()) }
+
+    /// Hands `event` to the core and carries out what it says.
+    @inline(__always)
+    func handle(_ event: HubEvent) {
+        owner.check()
+        carryOut(core.handle(event, at: clock()))
     }
 
     // MARK: ServerDelegate
@@ -91,8 +81,8 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         case let .failure(refusal):
             return .failure(HTTPRefusal(status: refusal.status, message: refusal.message))
         case let .success(address):
-            if let sharedLog, !sharedLog.isUp(address.logName) {
-                // R8: a board whose Redis does not answer takes nobody new.
+            if let log, !log.isUp(address) {
+                // R8: a board whose store does not answer takes nobody new.
                 return .failure(HTTPRefusal(status: 503, message: "the hub cannot reach the store of board \(address); try another hub or later"))
             }
             if let refusal = core.admits(board: address) {
@@ -123,30 +113,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     func opened(_ connection: ServerConnection) {
         guard case let .board(key) = connection.route else { return }
         gate.opened(connection.id, now: WebSocketServer.nowNanos())
-        let board = BoardAddress(key: key)
-        let grant = connection.admission.grant as? Grant
-        var stored: StoredBoard?
-        if sharedLog != nil {
-            if !core.authRequired || grant != nil {
-                guard let loaded = readShared(board, for: connection) else { return }
-                stored = loaded
-            }
-        } else if !core.holds(board: board), let reader, !core.authRequired || grant != nil {
-        // A connection that will send its token in a frame reads nothing
-        // from the store until then (HubCore.boardToLoad).
-            do {
-                stored = try reader.load(board: key)
-            } catch {
-                logger.error("cannot load board", metadata: ["board": "\(board)", "error": "\(error)"])
-                core.counters.boardsUnreadable += 1
-                server.close(connection, code: 1011, reason: "board could not be loaded")
-                return
-            }
-        }
-        core.now = WebSocketServer.nowNanos()
-        core.wallClock = Date()
-        carryOut(core.handle(.joined(connection: connection.id, board: board, stored: stored, grant: grant)))
-        followHeld(board)
+        handle(.upgraded(connection: connection.id, board: BoardAddress(key: key), grant: connection.admission.grant as? Grant))
     }
 
     func received(_ connection: ServerConnection, message: UnsafeRawBufferPointer, isText: Bool) {
@@ -160,58 +127,13 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             server.close(connection, code: 4401, reason: "more than \(gate.policy.maxPreauthBytes) bytes before a valid token")
             return
         }
-        core.now = WebSocketServer.nowNanos()
-        if core.authRequired { core.wallClock = Date() }
-        if !isText {
-            carryOut(core.handle(.binary(connection: connection.id)))
-            return
-        }
-        // The room found through the core's stored tables and its parser
-        // called here: a call on `core` around an opaque one (the room's
-        // parser) copies the whole core first (see `HubCore.parse`).
-        let room = core.boardOf[connection.id].flatMap { core.boards[$0] }
-        guard let parsed = room?.parse(message) ?? core.parse(connection: connection.id, message) else { return }
-        if core.isAwaitingToken(connection.id), core.verifyAwaiting(connection.id, frame: parsed) {
-            // A valid token with a role on the board arrived: read the board
-            // now (never at the upgrade, never for a token refused).
-            if sharedLog != nil, let board = core.awaitingBoard(connection: connection.id) {
-                core.counters.boardReads += 1
-                guard let loaded = readShared(board, for: connection) else { return }
-                if let loaded { core.provide(loaded, for: connection.id) }
-            } else if let board = core.boardToLoad(connection: connection.id), let reader {
-                do {
-                    core.counters.boardReads += 1
-                    core.provide(try reader.load(board: board.key), for: connection.id)
-                } catch {
-                    logger.error("cannot load board", metadata: ["board": "\(board)", "error": "\(error)"])
-                    core.counters.boardsUnreadable += 1
-                    server.close(connection, code: 1011, reason: "board could not be loaded")
-                    return
-                }
-            }
-        }
-        if let key = parsed.key, let board = core.keyToLookUp(connection: connection.id, key: key), let reader {
-            // A key older than the board's key memory: the store decides
-            // whether this intent is a resend.
-            do {
-                let answer = try reader.answer(forKey: key, board: board)
-                carryOut(core.handle(.storedKey(board: board, key: key, answer: answer)))
-            } catch {
-                logger.error("cannot read an idempotency key", metadata: ["board": "\(board)", "error": "\(error)"])
-                server.close(connection, code: 1011, reason: "the store could not be read")
-                return
-            }
-        }
-        let waited = sharedLog != nil && core.awaitingBoard(connection: connection.id) != nil
-        carryOut(core.handle(.frame(connection: connection.id, parsed)))
-        if waited, let board = core.boardOf[connection.id] { followHeld(BoardAddress(key: board)) }
+        handle(isText ? .frame(connection: connection.id, message) : .binary(connection: connection.id))
     }
 
     func closed(_ connection: ServerConnection) {
         guard case .board = connection.route else { return }
         gate.closed(connection.id)
-        core.now = WebSocketServer.nowNanos()
-        carryOut(core.handle(.left(connection: connection.id)))
+        handle(.left(connection: connection.id))
     }
 
     /// Only a kind that answers HTTP below its boards takes a body (a shop's
@@ -246,8 +168,8 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         let bare = request.path
         switch bare {
         case "/healthz":
-            if let sharedLog, !sharedLog.allUp {
-                return HTTPResponse(status: 503, contentType: "text/plain", body: Array("redis unreachable\n".utf8))
+            if let problem = log?.problem {
+                return HTTPResponse(status: 503, contentType: "text/plain", body: Array((problem + "\n").utf8))
             }
             return HTTPResponse(status: storeFailure == nil ? 200 : 503, contentType: "text/plain",
                                 body: Array((storeFailure == nil ? "ok\n" : "store failed\n").utf8))
@@ -260,7 +182,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             }
             var body = metrics.render(counters: core.counters, stats: server.stats, gate: gate,
                                       connectionCount: server.connections.count, boardCount: core.boards.count)
-            if let sharedLog { body += Array(sharedLog.metricsText(counters: core.counters).utf8) }
+            if let log { body += Array(log.metricsText(counters: core.counters).utf8) }
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: body)
         default:
             if case let .success(address) = BoardAddress.parse(path: bare), let kind = HostedKinds.kind(named: address.kind),
@@ -282,65 +204,47 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             }
         }
         gate.sweep(now: nowNanos)
-        core.now = nowNanos
-        if core.authRequired {
-            core.wallClock = Date()
-            var expired: [HubAction] = []
-            core.closeExpired(actions: &expired)
-            carryOut(expired)
-        }
-        let evicted = core.evictIdle(durable: reader != nil || sharedLog != nil)
-        if !evicted.isEmpty { logger.debug("evicted idle boards", metadata: ["count": "\(evicted.count)"]) }
-        if let sharedLog { tickShared(sharedLog, nowNanos: nowNanos) }
+        handle(.tick)
     }
 
     func serviceLoopDidRun() {
-        if let sharedLog { submitProposals(to: sharedLog) }
-        let records = core.takeRecords()
-        if !records.isEmpty {
-            if let writer {
-                writer.submit(records)
-            } else {
-                carryOut(core.handle(.committed(records)))
-            }
-        }
-        carryOut(core.publishChanged())
-        // The records are freed here, after the fan-out, not before it.
-        withExtendedLifetime(records) {}
+        handle(.turnEnded)
     }
 
     // MARK: Store
 
-    func attachWriter() {
-        writer?.onCommitted = { [weak self] records in
+    /// Starts the store's threads; their answers come back on the service thread.
+    func startStore() {
+        log?.start { [weak self] answers in
             guard let self else { return }
             server.post { [self] in
-                carryOut(core.handle(.committed(records)))
-                carryOut(core.publishChanged())
+                for answer in answers { storeAnswered(answer) }
+                handle(.turnEnded)
             }
         }
-        writer?.onFailure = { [weak self] error in
-            guard let self else { return }
-            server.post { [self] in
-                storeFailure = error
-                logger.critical("store failed; stopping so nothing unstored is acknowledged", metadata: ["error": "\(error)"])
-                server.stop()
-            }
-        }
-        checkpointer?.onFailure = { [logger] error in
-            logger.error("cannot fold the write-ahead log into the store file; it grows until this is fixed",
-                         metadata: ["error": "\(error)"])
-        }
-        writer?.start()
-        checkpointer?.start()
     }
 
-    func flushStore() {
-        sharedLog?.stop()
-        writer?.stopAndFlush()
-        checkpointer?.stop()
+    private func storeAnswered(_ answer: StoreAnswer) {
+        switch answer {
+        case let .storeFailed(error):
+            guard storeFailure == nil else { return }
+            storeFailure = error
+            logger.critical("store failed; stopping so nothing unstored is acknowledged", metadata: ["error": "\(error)"])
+            server.stop()
+        case let .imageStored(exchange, failure):
+            httpSteps.removeValue(forKey: exchange)?(.imageStored(failure))
+        case let .imageRead(exchange, _, result):
+            httpSteps.removeValue(forKey: exchange)?(.imageRead(result))
+        default:
+            handle(.store(answer))
+        }
+    }
+
+    /// Stops the store once the loop has ended: what is queued is written first.
+    func stopStore() {
+        guard let log else { return }
         // A commit that failed in the final flush posted to a loop that had already stopped.
-        if storeFailure == nil, let failure = writer?.failed {
+        if let failure = log.stop(), storeFailure == nil {
             storeFailure = failure
             logger.critical("store failed while flushing; what followed was not stored", metadata: ["error": "\(failure)"])
         }
@@ -377,6 +281,14 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
                 server.close(connection, code: code, reason: reason)
             case let .authenticated(id):
                 authenticated(id)
+            case let .store(request):
+                guard let log else {
+                    assertionFailure("a store action on a hub without a store: \(request)")
+                    continue
+                }
+                log.carry(request)
+            case let .httpBoard(exchange, _, ready, reason):
+                httpSteps.removeValue(forKey: exchange)?(.board(ready: ready, reason: reason))
             }
         }
     }

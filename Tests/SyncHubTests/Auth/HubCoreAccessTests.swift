@@ -13,9 +13,8 @@ import Testing
 
         static func make() async throws -> Fixture {
             let (verifier, secret, keys) = try await AuthFixtures.secretVerifier()
-            var hub = HubCoreHarness()
-            hub.core = HubCore(hubReplica: ReplicaID(1), limits: HubLimits(), verifier: verifier)
-            hub.core.wallClock = AuthFixtures.now
+            var hub = HubCoreHarness(verifier: verifier)
+            hub.clock = HubClock(nanos: 1_000_000_000, wall: AuthFixtures.now)
             return Fixture(hub: hub, secret: secret, keys: keys)
         }
 
@@ -35,10 +34,10 @@ import Testing
         var fixture = try await Fixture.make()
         let joined = fixture.hub.join(1)
         #expect(joined.isEmpty)
-        #expect(fixture.hub.core.publishChanged().isEmpty)
+        #expect(fixture.hub.turn().isEmpty)
         let token = try await fixture.token(name: "Ana")
-        let actions = fixture.hub.send(1, Self.authFrame(token)) + fixture.hub.core.publishChanged()
-        #expect(actions.contains(.authenticated(connection: 1)))
+        let actions = fixture.hub.send(1, Self.authFrame(token)) + fixture.hub.turn()
+        #expect(actions.contains { if case .authenticated(1) = $0 { true } else { false } })
         let state = try #require(HubCoreHarness.published(actions))
         #expect(state["names"] as? [String] == ["Ana"])
     }
@@ -72,8 +71,7 @@ import Testing
         var fixture = try await Fixture.make()
         let token = try await fixture.token(sub: "bo")
         let grant = try #require(fixture.hub.core.verifier).verify(token, now: AuthFixtures.now)
-        let actions = fixture.hub.core.handle(.joined(connection: 1, board: BoardAddress(key: "k"), stored: nil, grant: grant))
-            + fixture.hub.core.publishChanged()
+        let actions = fixture.hub.join(1, grant: grant) + fixture.hub.turn()
         #expect(HubCoreHarness.published(actions)?["names"] as? [String] == ["bo"])
     }
 
@@ -89,7 +87,8 @@ import Testing
             #expect(answer["code"] as? String == "forbidden")
             #expect(answer["ref"] as? String == "r\(attempt)")
         }
-        #expect(fixture.hub.core.takeRecords().isEmpty)
+        fixture.hub.hold()
+        #expect(fixture.hub.inFlight.isEmpty)
         #expect(Self.closes(fixture.hub.send(1, #"{"type":"select","letter":"A"}"#)).map(\.code) == [4403])
     }
 
@@ -123,10 +122,10 @@ import Testing
         let newer = try await fixture.token(sub: "ana", exp: soon.addingTimeInterval(3600))
         let refreshed = HubCoreHarness.frames(fixture.hub.send(1, #"{"type":"auth","token":"\#(newer)","ref":"a"}"#), to: 1)
         #expect(refreshed.first?["type"] as? String == "ack")
-        var actions: [HubAction] = []
-        fixture.hub.core.wallClock = soon
-        fixture.hub.core.closeExpired(actions: &actions)
-        #expect(actions == [.close(connection: 2, code: 4401, reason: "token expired")])
+        fixture.hub.clock.wall = soon
+        let actions = fixture.hub.handle(.tick)
+        let closed = actions.compactMap { if case let .close(id, code, reason) = $0 { "\(id) \(code) \(reason)" } else { nil } }
+        #expect(closed == ["2 4401 token expired"])
     }
 
     @Test func aRefreshForAnotherSubIsRefusedAndANarrowerOneAppliesA10() async throws {
@@ -146,23 +145,16 @@ import Testing
 
     @Test func aWaitingConnectionsBoardIsReadWhenItsTokenArrivesNotAtTheUpgrade() async throws {
         var fixture = try await Fixture.make()
-        fixture.hub.join(1)
-        // Waiting, it asks the shell for nothing until a valid token arrives.
-        #expect(fixture.hub.core.boardToLoad(connection: 1) == nil)
-        var bad = #"{"type":"auth","token":"not-a-token"}"#
-        let badFrame = try #require(bad.withUTF8 { fixture.hub.core.parse(connection: 1, UnsafeRawBufferPointer($0)) })
-        let badTaken = fixture.hub.core.verifyAwaiting(1, frame: badFrame)
-        #expect(!badTaken, "a bad token reads nothing")
-        #expect(fixture.hub.core.boardToLoad(connection: 1) == nil)
-        var good = Self.authFrame(try await fixture.token(sub: "ana"))
-        let goodFrame = try #require(good.withUTF8 { fixture.hub.core.parse(connection: 1, UnsafeRawBufferPointer($0)) })
-        let goodTaken = fixture.hub.core.verifyAwaiting(1, frame: goodFrame)
-        #expect(goodTaken)
-        #expect(fixture.hub.core.boardToLoad(connection: 1) == BoardAddress(key: "k"))
-        fixture.hub.join(2, stored: nil)
-        fixture.hub.send(2, Self.authFrame(try await fixture.token(sub: "bo")))
-        // Held now (another member brought it in): nothing to read for 1.
-        #expect(fixture.hub.core.boardToLoad(connection: 1) == nil)
+        let upgraded = fixture.hub.handle(.upgraded(connection: 1, board: BoardAddress(key: "k")), answerLoads: false)
+        #expect(HubCoreHarness.loads(upgraded).isEmpty, "waiting, it asks the store for nothing")
+        let bad = fixture.hub.send(1, #"{"type":"auth","token":"not-a-token"}"#, answerLoads: false)
+        #expect(HubCoreHarness.loads(bad).isEmpty, "a bad token reads nothing")
+        #expect(Self.closes(bad).map(\.code) == [4401])
+        fixture.hub.handle(.upgraded(connection: 2, board: BoardAddress(key: "k")), answerLoads: false)
+        let good = fixture.hub.send(2, Self.authFrame(try await fixture.token(sub: "ana")), answerLoads: false)
+        #expect(HubCoreHarness.loads(good) == ["k"], "a valid token reads its board")
+        #expect(!good.contains { if case .authenticated = $0 { true } else { false } }, "admitted once the board is read")
+        #expect(fixture.hub.core.counters.boardReads == 1)
     }
 
     @Test func nothingIsTakenAfterExpiryEvenBeforeTheTickClosesIt() async throws {
@@ -170,26 +162,29 @@ import Testing
         fixture.hub.join(1)
         let soon = AuthFixtures.now.addingTimeInterval(60)
         fixture.hub.send(1, Self.authFrame(try await fixture.token(exp: soon)))
-        fixture.hub.core.wallClock = soon
+        fixture.hub.clock.wall = soon
         let actions = fixture.hub.send(1, #"{"type":"select","letter":"A","ref":"late"}"#)
         #expect(Self.closes(actions).map(\.code) == [4401])
-        #expect(fixture.hub.core.takeRecords().isEmpty)
+        fixture.hub.hold()
+        #expect(fixture.hub.inFlight.isEmpty)
     }
 
     @Test func aReadOnlyMemberDoesNotDealTheFirstGameOfAnUnplayedTable() async throws {
         var fixture = try await Fixture.make()
         fixture.hub.join(1, board: "set/t")
         fixture.hub.send(1, Self.authFrame(try await fixture.token(sub: "cy", boards: ["set/*": "read"])))
-        #expect(fixture.hub.core.takeRecords().isEmpty)
+        fixture.hub.hold()
+        #expect(fixture.hub.inFlight.isEmpty)
         fixture.hub.join(2, board: "set/t")
         fixture.hub.send(2, Self.authFrame(try await fixture.token(sub: "ana", boards: ["set/*": "write"])))
-        #expect(fixture.hub.core.takeRecords().count == 1)
+        fixture.hub.hold()
+        #expect(fixture.hub.inFlight.count == 1)
     }
 
     @Test func aBinaryFirstFrameClosesWith4401() async throws {
         var fixture = try await Fixture.make()
         fixture.hub.join(1)
-        #expect(Self.closes(fixture.hub.core.handle(.binary(connection: 1))).map(\.code) == [4401])
+        #expect(Self.closes(fixture.hub.handle(.binary(connection: 1))).map(\.code) == [4401])
     }
 
     @Test func anotherTokensHolderCannotTakeOverAReplicaId() async throws {

@@ -20,36 +20,73 @@ struct LogDouble {
     }
 }
 
-/// One hub of a cluster, driven with no socket and no Redis.
+/// One hub of a cluster, driven with no socket and no Redis: the test
+/// plays the shell and the log (its loads answered from a `LogDouble`).
 struct HubDouble {
     var core: HubCore
+    var clock = HubClock(seconds: 1)
     /// Folds the core offered, kept for the test to read.
     var folds: [SharedFold] = []
+    /// Proposals handed to the log and not yet appended.
+    var proposals: [SharedProposal] = []
+    /// Loads asked for and not answered (no log given to `handle`).
+    var loads: [(ticket: UInt64, board: String, after: UInt64)] = []
 
     init(id: String, timeoutNanos: UInt64 = 2_000_000_000, foldEvery: UInt64 = 1_000) {
         core = HubCore(hubReplica: ReplicaID(7), limits: HubLimits(),
                        sequencing: .shared(SharedLogSettings(hubID: id, timeoutNanos: timeoutNanos, foldEvery: foldEvery)))
     }
 
-    mutating func join(_ connection: UInt64, _ key: String, log: LogDouble) -> [HubAction] {
-        let board = BoardAddress(key: key)
-        let stored = core.holds(board: board) ? nil : StoredBoard(shared: SharedBoard(snapshot: nil, snapshotOffset: 0, epoch: "e1", entries: log.entries))
-        return core.handle(.joined(connection: connection, board: board, stored: stored))
+    /// One event; with `log`, loads are answered from it (the entries after
+    /// the offset asked, or `stored` when given), else kept in `loads`.
+    @discardableResult
+    mutating func handle(_ event: HubEvent, log: LogDouble? = nil, stored: SharedBoard? = nil) -> [HubAction] {
+        var out: [HubAction] = []
+        var queue = [event]
+        while !queue.isEmpty {
+            for action in core.handle(queue.removeFirst(), at: clock) {
+                switch action {
+                case let .store(.propose(new)): proposals += new
+                case let .store(.fold(fold)): folds.append(fold)
+                case let .store(.load(ticket, board, after)):
+                    if let stored {
+                        queue.append(.store(.loaded(ticket: ticket, board: board.key, .success(StoredBoard(shared: stored)))))
+                    } else if let log {
+                        let entries = Array(log.entries.dropFirst(Int(after)))
+                        let fresh = SharedBoard(snapshot: nil, snapshotOffset: after, epoch: "e1", entries: entries)
+                        queue.append(.store(.loaded(ticket: ticket, board: board.key, .success(StoredBoard(shared: fresh)))))
+                    } else {
+                        loads.append((ticket, board.key, after))
+                    }
+                case .store: break   // follow, unfollow, presence: the log double keeps no followers
+                default: out.append(action)
+                }
+            }
+        }
+        return out
+    }
+
+    mutating func join(_ connection: UInt64, _ key: String, log: LogDouble, stored: SharedBoard? = nil) -> [HubAction] {
+        handle(.upgraded(connection: connection, board: BoardAddress(key: key)), log: log, stored: stored)
     }
 
     mutating func frame(_ connection: UInt64, _ text: String) -> [HubAction] {
         var text = text
-        guard let parsed = text.withUTF8({ core.parse(connection: connection, UnsafeRawBufferPointer($0)) }) else { return [] }
-        return core.handle(.frame(connection: connection, parsed))
+        return text.withUTF8 { bytes in handle(.frame(connection: connection, UnsafeRawBufferPointer(bytes))) }
+    }
+
+    /// Ends the turn and takes the proposals it handed to the log.
+    mutating func takeProposals() -> [SharedProposal] {
+        handle(.turnEnded)
+        defer { proposals = [] }
+        return proposals
     }
 
     /// Appends what the core proposed; returns the log's answers as actions.
     mutating func flush(into log: inout LogDouble) -> [HubAction] {
         var actions: [HubAction] = []
-        let taken = core.takeProposals()
-        folds += taken.folds
-        for proposal in taken.proposals {
-            actions += core.handle(.appended(board: proposal.board, number: proposal.number, result: log.append(proposal)))
+        for proposal in takeProposals() {
+            actions += handle(.store(.appended(board: proposal.board, number: proposal.number, result: log.append(proposal))))
         }
         return actions
     }
@@ -58,7 +95,7 @@ struct HubDouble {
     mutating func follow(_ key: String, log: LogDouble) -> [HubAction] {
         let from = Int(core.boards[key]?.shared.applied ?? 0)
         let fresh = Array(log.entries.dropFirst(from))
-        return core.handle(.sequenced(board: key, entries: fresh)) + core.publishChanged()
+        return handle(.store(.sequenced(board: key, entries: fresh))) + handle(.turnEnded)
     }
 
     func state(_ key: String) -> [String: Any]? {
@@ -108,10 +145,10 @@ struct SharedOrderTests {
         var b = HubDouble(id: "b")
         _ = b.join(2, "k", log: log)
         _ = b.frame(2, #"{"type":"select","letter":"E","ref":"s"}"#)
-        let proposal = b.core.takeProposals().proposals[0]
+        let proposal = b.takeProposals()[0]
         let result = log.append(proposal)
         #expect(replies(b.follow("k", log: log), to: 2).isEmpty)
-        let confirmed = replies(b.core.handle(.appended(board: "k", number: proposal.number, result: result)), to: 2)
+        let confirmed = replies(b.handle(.store(.appended(board: "k", number: proposal.number, result: result))), to: 2)
         #expect(confirmed.first?["type"] as? String == "ack" && confirmed.first?["ref"] as? String == "s")
     }
 
@@ -141,13 +178,12 @@ struct SharedOrderTests {
         var log = LogDouble()
         var a = HubDouble(id: "a", timeoutNanos: 1_000)
         _ = a.join(1, "k", log: log)
-        a.core.now = 10
+        a.clock.nanos = 10
         _ = a.frame(1, #"{"type":"select","letter":"Z","ref":"r1","key":"z"}"#)
-        let proposal = a.core.takeProposals().proposals[0]
+        let proposal = a.takeProposals()[0]
         _ = log.append(proposal)   // it reached the log, but the answer never came
-        a.core.now = 10 + 2_000
-        var expired: [HubAction] = []
-        a.core.expireProposals(actions: &expired)
+        a.clock.nanos = 10 + 2_000
+        let expired = a.handle(.tick)
         #expect(replies(expired, to: 1).first?["code"] as? String == "unavailable")
         _ = a.frame(1, #"{"type":"select","letter":"Z","ref":"r2","key":"z"}"#)
         var answers = replies(a.flush(into: &log), to: 1)
@@ -172,16 +208,18 @@ struct SharedOrderTests {
         }
         let fold = try #require(a.folds.first)
         // b missed entries 1-3 (trimmed); it hears of entry 4 first.
-        let actions = b.core.handle(.sequenced(board: "k", entries: [log.entries[3]]))
+        let actions = b.handle(.store(.sequenced(board: "k", entries: [log.entries[3]])))
         #expect(!actions.contains { if case .close = $0 { return true } else { return false } })
-        #expect(b.core.takeReloads() == ["k"])
+        let reload = try #require(b.loads.first)
+        #expect(b.loads.count == 1 && reload.board == "k", "the board is read again")
         let snapshot = try fold.encode()
         let rest = Array(log.entries.dropFirst(Int(fold.offset)))
         let versionBefore = b.state("k")?["version"] as? Int ?? 0
-        let reloaded = b.core.handle(.reloaded(board: "k", SharedBoard(snapshot: snapshot, snapshotOffset: fold.offset, epoch: "e1", entries: rest)))
+        let again = SharedBoard(snapshot: snapshot, snapshotOffset: fold.offset, epoch: "e1", entries: rest)
+        let reloaded = b.handle(.store(.loaded(ticket: reload.ticket, board: "k", .success(StoredBoard(shared: again)))))
         #expect(!reloaded.contains { if case .close = $0 { return true } else { return false } }, "the thin client stays")
         #expect(b.core.boards["k"]?.members[2] != nil)
-        let shown = b.core.publishChanged().compactMap { action -> Int? in
+        let shown = b.handle(.turnEnded).compactMap { action -> Int? in
             guard case let .publish(published) = action, published.stateTo.contains(2) else { return nil }
             return (try? JSONSerialization.jsonObject(with: Data(published.frame.utf8)) as? [String: Any])?["version"] as? Int
         }
@@ -196,7 +234,7 @@ struct SharedOrderTests {
         let log = LogDouble()
         var a = HubDouble(id: "a")
         _ = a.join(1, "k", log: log)
-        _ = a.core.handle(.presence(board: "k", clients: 3, names: ["zoe"]))
+        _ = a.handle(.store(.presence(board: "k", clients: 3, names: ["zoe"])))
         #expect(a.state("k")?["clients"] as? Int == 4)
         #expect(a.state("k")?["names"] as? [String] == ["zoe"])
     }
@@ -212,14 +250,14 @@ struct SharedOrderTests {
             _ = a.flush(into: &log)
             _ = a.follow("todo/t", log: log)
         }
-        let folds = a.folds + a.core.takeProposals().folds
+        _ = a.takeProposals()
+        let folds = a.folds
         #expect(folds.count == 1)
         let fold = try #require(folds.first)
         let snapshot = try fold.encode()
         var b = HubDouble(id: "b")
         let rest = Array(log.entries.dropFirst(Int(fold.offset)))
-        _ = b.core.handle(.joined(connection: 2, board: BoardAddress(key: "todo/t"),
-                                  stored: StoredBoard(shared: SharedBoard(snapshot: snapshot, snapshotOffset: fold.offset, epoch: "e1", entries: rest))))
+        _ = b.join(2, "todo/t", log: log, stored: SharedBoard(snapshot: snapshot, snapshotOffset: fold.offset, epoch: "e1", entries: rest))
         let stateA = try #require(a.state("todo/t")), stateB = try #require(b.state("todo/t"))
         #expect(stateA["version"] as? Int == stateB["version"] as? Int)
         #expect((stateA["items"] as? [[String: Any]])?.count == 6)

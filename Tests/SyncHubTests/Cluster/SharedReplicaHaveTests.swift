@@ -27,11 +27,11 @@ struct SharedReplicaHaveTests {
         _ = a.frame(1, #"{"type":"ops","ref":"s3","operations":[\#(Self.op(4, 4, "B"))]}"#)
         _ = a.frame(1, #"{"type":"ops","ref":"s4","operations":[\#(Self.op(3, 3, "A"))]}"#)
         // Appended, but the confirmations are late: the follower applies first.
-        let taken = a.core.takeProposals().proposals
+        let taken = a.takeProposals()
         let results = taken.map { log.append($0) }
         var out = replies(a.follow("k", log: log), to: 1)
         for (proposal, result) in zip(taken, results) {
-            out += replies(a.core.handle(.appended(board: "k", number: proposal.number, result: result)), to: 1)
+            out += replies(a.handle(.store(.appended(board: "k", number: proposal.number, result: result))), to: 1)
         }
         let seen = out.map { "\($0["ref"] as? String ?? "-") \($0["type"] as? String ?? "?") \($0["code"] as? String ?? "") have \($0["have"] as? Int ?? -1)" }
         #expect(out.map { $0["ref"] as? String } == ["s2", "s3", "s4"])

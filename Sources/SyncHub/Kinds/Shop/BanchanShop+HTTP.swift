@@ -79,9 +79,9 @@ enum ShopImages {
 extension HubServer {
     func respond(to route: ShopRoute, request: RequestHead, body: [UInt8], exchange: UInt64) -> HTTPResponse? {
         switch (request.method, route.rest[0]) {
-        case ("GET", "images"): return image(named: String(route.rest[1]), in: route.board, request: request)
+        case ("GET", "images"): return image(named: String(route.rest[1]), in: route.board, request: request, exchange: exchange)
         case ("PUT", "images"): return store(body, as: String(route.rest[1]), in: route.board, request: request, exchange: exchange)
-        case ("GET", "sections"), ("GET", "dishes"): return read(route, request: request)
+        case ("GET", "sections"), ("GET", "dishes"): return read(route, request: request, exchange: exchange)
         case (_, "images"): return json(405, #"{"error":"method","message":"images are read with GET and stored with PUT"}"#)
         default:
             return .text(404, "a shop answers GET /shop/NAME/images/FILE, /shop/NAME/sections/ID and /shop/NAME/dishes/ID")
@@ -89,30 +89,38 @@ extension HubServer {
     }
 
     /// P4: an image by name, with its ETag; 304 to a matching `If-None-Match`.
-    /// Images need no token: an `<img>` cannot send one.
-    private func image(named name: String, in board: BoardAddress, request: RequestHead) -> HTTPResponse {
-        let found: (type: String, bytes: [UInt8], etag: String)
+    /// Images need no token: an `<img>` cannot send one. Answered through
+    /// `exchange` once the shop and the bytes are read (nil here).
+    private func image(named name: String, in board: BoardAddress, request: RequestHead, exchange: UInt64) -> HTTPResponse? {
         if let picture = ShopDrawings.pictures[name] {
-            found = ("image/svg+xml", picture.bytes, picture.etag)
-        } else {
-            guard let room = heldOrStored(board) else {
-                return json(503, #"{"error":"unavailable","message":"the shop could not be read from the store; try again"}"#)
-            }
-            guard let named = room.image(named: name), !named.digest.isEmpty else {
-                return json(404, #"{"error":"unknown_image","message":"this shop has no image by that name"}"#)
-            }
-            guard let stored = imageBytes(board, digest: named.digest) else {
-                return json(503, #"{"error":"unavailable","message":"the image's bytes could not be read from the store; try again"}"#)
-            }
-            found = (stored.type, stored.bytes, "\"sha256-\(named.digest.prefix(32))\"")
+            return imageResponse(type: "image/svg+xml", bytes: picture.bytes, etag: picture.etag, request: request)
         }
+        withBoard(board, exchange: exchange) { [self] ready in
+            guard ready else {
+                return server.answer(exchange, with: json(503, #"{"error":"unavailable","message":"the shop could not be read from the store; try again"}"#))
+            }
+            guard let named = core.image(named: name, on: board), !named.digest.isEmpty else {
+                return server.answer(exchange, with: json(404, #"{"error":"unknown_image","message":"this shop has no image by that name"}"#))
+            }
+            imageBytes(board, digest: named.digest, exchange: exchange) { [self] result in
+                guard case let .success(stored?) = result else {
+                    return server.answer(exchange, with: json(503, #"{"error":"unavailable","message":"the image's bytes could not be read from the store; try again"}"#))
+                }
+                server.answer(exchange, with: imageResponse(type: stored.type, bytes: stored.bytes,
+                                                            etag: "\"sha256-\(named.digest.prefix(32))\"", request: request))
+            }
+        }
+        return nil
+    }
+
+    private func imageResponse(type: String, bytes: [UInt8], etag: String, request: RequestHead) -> HTTPResponse {
         if let match = request.ifNoneMatch,
-           match.split(separator: ",").contains(where: { let tag = $0.trimmingCharacters(in: .whitespaces); return tag == found.etag || tag == "*" }) {
-            return HTTPResponse(status: 304, contentType: found.type, body: [], cacheable: true, cacheControl: ShopImages.cacheControl, etag: found.etag,
+           match.split(separator: ",").contains(where: { let tag = $0.trimmingCharacters(in: .whitespaces); return tag == etag || tag == "*" }) {
+            return HTTPResponse(status: 304, contentType: type, body: [], cacheable: true, cacheControl: ShopImages.cacheControl, etag: etag,
                                 contentSecurityPolicy: ShopImages.contentSecurityPolicy)
         }
-        return HTTPResponse(status: 200, contentType: found.type, body: found.bytes, cacheable: true,
-                            cacheControl: ShopImages.cacheControl, etag: found.etag, contentSecurityPolicy: ShopImages.contentSecurityPolicy)
+        return HTTPResponse(status: 200, contentType: type, body: bytes, cacheable: true,
+                            cacheControl: ShopImages.cacheControl, etag: etag, contentSecurityPolicy: ShopImages.contentSecurityPolicy)
     }
 
     /// P4: stores an image (admin only, A13): its bytes first, by SHA-256,
@@ -142,30 +150,32 @@ extension HubServer {
             return json(415, "{\"error\":\"wrong_type\",\"message\":" + Self.quoted("the bytes are not \(declared), as the name's ending says") + "}")
         }
         let digest = ShopImages.digest(of: body)
-        // A name the shop already holds is answered without storing anything again.
-        if let named = heldOrStored(board)?.image(named: name) {
-            guard named.digest == digest else {
-                return json(409, "{\"error\":\"image_exists\",\"message\":" + Self.quoted("an image \"\(name)\" exists with other bytes; choose another name") + "}")
+        let etag = "\"sha256-\(digest.prefix(32))\""
+        withBoard(board, exchange: exchange) { [self] ready in
+            guard ready else {
+                return server.answer(exchange, with: json(503, #"{"error":"unavailable","message":"the shop could not be read from the store; try again"}"#))
             }
-            return json(200, "{\"name\":" + Self.quoted(name) + ",\"etag\":" + Self.quoted("\"sha256-\(digest.prefix(32))\"") + "}")
+            // A name the shop already holds is answered without storing anything again.
+            if let named = core.image(named: name, on: board) {
+                guard named.digest == digest else {
+                    return server.answer(exchange, with: json(409, "{\"error\":\"image_exists\",\"message\":"
+                        + Self.quoted("an image \"\(name)\" exists with other bytes; choose another name") + "}"))
+                }
+                return server.answer(exchange, with: json(200, "{\"name\":" + Self.quoted(name) + ",\"etag\":" + Self.quoted(etag) + "}"))
+            }
+            putImageBytes(board, digest: digest, type: declared, bytes: body, exchange: exchange) { [self] failure in
+                if let failure {
+                    logger.error("cannot store an image", metadata: ["board": "\(board)", "error": "\(failure)"])
+                    return server.answer(exchange, with: json(503, #"{"error":"unavailable","message":"the image could not be stored; try again"}"#))
+                }
+                let intent = BanchanShop.Intent.addImage(name: name, ShopImage(type: declared, digest: digest, bytes: body.count))
+                let frame = ParsedFrame(key: nil, ref: nil, isOperations: false, isHello: false,
+                                        message: ClientMessage<BanchanShop>.intent(intent, ref: nil, key: nil), error: nil,
+                                        isChange: true, needsAdmin: true)
+                uploads[exchange] = (name, etag)
+                handle(.httpIntent(exchange: exchange, board: board, frame))
+            }
         }
-        do {
-            try putImageBytes(board, digest: digest, type: declared, bytes: body)
-        } catch {
-            logger.error("cannot store an image", metadata: ["board": "\(board)", "error": "\(error)"])
-            return json(503, #"{"error":"unavailable","message":"the image could not be stored; try again"}"#)
-        }
-        let intent = BanchanShop.Intent.addImage(name: name, ShopImage(type: declared, digest: digest, bytes: body.count))
-        let frame = ParsedFrame(key: nil, ref: nil, isOperations: false, isHello: false,
-                                message: ClientMessage<BanchanShop>.intent(intent, ref: nil, key: nil), error: nil,
-                                isChange: true, needsAdmin: true)
-        guard let stored = storedBoardIfNotHeld(board) else {
-            return json(503, #"{"error":"unavailable","message":"the shop could not be read from the store; try again"}"#)
-        }
-        uploads[exchange] = (name, "\"sha256-\(digest.prefix(32))\"")
-        core.now = WebSocketServer.nowNanos()
-        carryOut(core.performForHTTP(frame, board: board, stored: stored, exchange: exchange))
-        followHeld(board)
         return nil
     }
 
@@ -222,7 +232,7 @@ extension HubServer {
     }
 
     /// P5: a section or a dish as JSON, from what is durable; a read token when tokens are on.
-    private func read(_ route: ShopRoute, request: RequestHead) -> HTTPResponse {
+    private func read(_ route: ShopRoute, request: RequestHead, exchange: UInt64) -> HTTPResponse? {
         if let verifier = core.verifier {
             guard let token = request.bearerToken else {
                 return json(401, #"{"error":"unauthenticated","message":"send Authorization: Bearer <a token with a role on this shop>"}"#)
@@ -236,10 +246,15 @@ extension HubServer {
                 return json(401, "{\"error\":\"unauthenticated\",\"message\":" + Self.quoted(error.reason) + "}")
             }
         }
-        guard let room = heldOrStored(route.board) else {
-            return json(503, #"{"error":"unavailable","message":"the shop could not be read from the store; try again"}"#)
+        withBoard(route.board, exchange: exchange) { [self] ready in
+            guard ready else {
+                return server.answer(exchange, with: json(503, #"{"error":"unavailable","message":"the shop could not be read from the store; try again"}"#))
+            }
+            guard let answer = core.read(route.rest, on: route.board) else {
+                return server.answer(exchange, with: json(404, #"{"error":"not_found","message":"no such path in a shop"}"#))
+            }
+            server.answer(exchange, with: json(answer.status, answer.json))
         }
-        guard let answer = room.read(route.rest) else { return json(404, #"{"error":"not_found","message":"no such path in a shop"}"#) }
-        return json(answer.status, answer.json)
+        return nil
     }
 }

@@ -1,15 +1,3 @@
-/// What a shard's threads hand to the service thread.
-enum SharedLogNews: Sendable {
-    case appended(board: String, number: UInt64, result: SharedAppendResult)
-    case entries(board: String, [SharedLogEntry])
-    case presence(board: String, clients: Int, names: [String])
-    /// A snapshot at `offset` or later is stored for the board.
-    case folded(board: String, offset: UInt64)
-    /// The board's log in Redis is not the history this hub applied: its
-    /// last offset went below what was read, or its epoch is `epoch`.
-    case head(board: String, epoch: String, lost: Bool)
-}
-
 /// Counters and gauges of one Redis server, for /metrics (R11).
 struct SharedLogStats: Sendable {
     var roundTrips: UInt64 = 0

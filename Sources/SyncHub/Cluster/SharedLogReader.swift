@@ -1,0 +1,98 @@
+import Foundation
+
+/// The reads of one Redis server (a board's log for a join or a catch-up,
+/// a shop image's bytes), on one connection that only its `StoreWorker`'s
+/// thread uses (`SharedLog.carry`). A connection lost since its last use
+/// (Redis restarted) is made again once before a read is given up.
+final class SharedLogReader {
+    private let connection: RedisConnection
+    private var scripts: ScriptHashes?
+    private let settings: SharedLogConnectionSettings
+
+    init(server: RedisServerAddress, settings: SharedLogConnectionSettings) {
+        connection = RedisConnection(server: server, timeoutMilliseconds: settings.timeoutMilliseconds)
+        self.settings = settings
+    }
+
+    /// A board's log after `offset`: the snapshot when `offset` is behind
+    /// it, and the entries after.
+    func load(_ logName: String, after offset: UInt64) throws(RedisFailure) -> SharedBoard {
+        try retrying { () throws(RedisFailure) in try read(logName, after: offset) }
+    }
+
+    /// A shop image's bytes (P4) under the board's hash tag, by SHA-256:
+    /// `sh:{shop/NAME}:img:DIGEST`, a hash of `type` and `bytes`, written
+    /// before the name is proposed, so every hub that sees the name can
+    /// serve the bytes.
+    func putImage(_ logName: String, digest: String, type: String, bytes: [UInt8]) throws(RedisFailure) {
+        let key = "sh:{" + logName + "}:img:" + digest
+        let reply = try retrying { () throws(RedisFailure) in
+            try connection.pipelineBytes([[Array("HSET".utf8), Array(key.utf8), Array("type".utf8), Array(type.utf8), Array("bytes".utf8), bytes]])[0]
+        }
+        if let error = reply.errorText { throw RedisFailure(reason: .reply, message: error) }
+    }
+
+    func image(_ logName: String, digest: String) throws(RedisFailure) -> StoredImage? {
+        let key = "sh:{" + logName + "}:img:" + digest
+        let reply = try retrying { () throws(RedisFailure) in try connection.command(["HMGET", key, "type", "bytes"]) }
+        if let error = reply.errorText { throw RedisFailure(reason: .reply, message: error) }
+        let parts = reply.elements
+        guard parts.count == 2, let type = parts[0].text, case let .bulk(bytes) = parts[1] else { return nil }
+        return StoredImage(type: type, bytes: bytes)
+    }
+
+    /// Runs `body` connected; once more on a fresh connection when the old
+    /// one was lost.
+    private func retrying<T>(_ body: () throws(RedisFailure) -> T) throws(RedisFailure) -> T {
+        try ready()
+        do {
+            return try body()
+        } catch where error.reason == .io || error.reason == .protocolError {
+            connection.close()
+            scripts = nil
+            try ready()
+            do {
+                return try body()
+            } catch {
+                connection.close()
+                scripts = nil
+                throw error
+            }
+        }
+    }
+
+    private func ready() throws(RedisFailure) {
+        if connection.isConnected, scripts != nil { return }
+        do {
+            try connection.connect(name: "synchub-\(settings.hubID)-reader")
+            scripts = try ScriptHashes.load(on: connection)
+        } catch {
+            connection.close()
+            scripts = nil
+            throw error
+        }
+    }
+
+    private func read(_ logName: String, after offset: UInt64) throws(RedisFailure) -> SharedBoard {
+        guard let hashes = scripts else { throw RedisFailure(reason: .script, message: "scripts not loaded") }
+        let keys = SharedLogScripts.BoardKeys(logName: logName)
+        var reply = try connection.command(["EVALSHA", hashes.load, "3", keys.meta, keys.log, keys.snapshot, String(offset)])
+        if reply.errorText?.hasPrefix("NOSCRIPT") == true {
+            reply = try connection.command(["EVAL", SharedLogScripts.load, "3", keys.meta, keys.log, keys.snapshot, String(offset)])
+        }
+        if let error = reply.errorText { throw RedisFailure(reason: .reply, message: error) }
+        let parts = reply.elements
+        guard parts.count == 5, let at = parts[1].integer, let epoch = parts[2].text else {
+            throw RedisFailure(reason: .protocolError, message: "unexpected answer loading \(logName)")
+        }
+        let snapshot = parts[0].text
+        let entries = SharedLogShard.entries(parts[4])
+        // The script answers the snapshot only when the entries after `offset` are gone.
+        let fromSnapshot = UInt64(at) > offset && (entries.first.map { $0.offset != offset + 1 } ?? true)
+        if fromSnapshot, snapshot == nil {
+            throw RedisFailure(reason: .reply, message: "board \(logName): the log says a snapshot at \(at) but none is stored")
+        }
+        return SharedBoard(snapshot: fromSnapshot ? snapshot : nil, snapshotOffset: fromSnapshot ? UInt64(at) : offset,
+                           epoch: epoch, entries: entries)
+    }
+}

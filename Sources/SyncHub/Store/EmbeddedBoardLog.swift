@@ -1,0 +1,107 @@
+import Foundation
+import Logging
+
+/// The embedded store as a `BoardLog`: one SQLite file (`BoardStore`) and
+/// three threads, each with its own connection: the group-commit writer
+/// (records), the reader (loads, key lookups, images) and the WAL
+/// checkpointer. Only this hub orders its boards' changes (`Sequencing.local`),
+/// so proposals, folds and follows are never asked of it.
+final class EmbeddedBoardLog: BoardLog, @unchecked Sendable {
+    // Sendable: every property is a `let` of a Sendable type or set before
+    // `start()` (`deliver`); the writer, reader and checkpointer confine
+    // their connections to their own threads.
+    private let writer: GroupCommitWriter
+    private let reader: StoreWorker<BoardStore>
+    private let checkpointer: WALCheckpointer
+    private let logger: Logger
+    let path: String
+
+    /// Opens (creating if needed) `directory/boards.sqlite`; `fsyncEachCommit`
+    /// as `BoardStore`'s.
+    init(directory: String, fsyncEachCommit: Bool, logger: Logger) throws {
+        let store = try BoardStore(directory: directory, fsyncEachCommit: fsyncEachCommit, checkpointsItself: false)
+        // Image bytes are written on the reader before their name is
+        // recorded (P4), with the hub's own fsync setting.
+        let readerStore = try BoardStore(directory: directory, fsyncEachCommit: fsyncEachCommit, checkpointsItself: false)
+        path = store.path
+        writer = GroupCommitWriter(store: store)
+        reader = StoreWorker(name: "store-reader", resource: readerStore)
+        checkpointer = try WALCheckpointer(path: store.path)
+        self.logger = logger
+    }
+
+    func start(deliver: @escaping @Sendable ([StoreAnswer]) -> Void) {
+        self.deliver = deliver
+        writer.onCommitted = { records in deliver([.committed(records)]) }
+        writer.onFailure = { error in deliver([.storeFailed(error)]) }
+        checkpointer.onFailure = { [logger] error in
+            logger.error("cannot fold the write-ahead log into the store file; it grows until this is fixed",
+                         metadata: ["error": "\(error)"])
+        }
+        writer.start()
+        reader.start()
+        checkpointer.start()
+    }
+
+    /// Set by `start()`, before any thread that calls it runs.
+    private var deliver: @Sendable ([StoreAnswer]) -> Void = { _ in }
+
+    func carry(_ request: StoreRequest) {
+        switch request {
+        case let .commit(records):
+            writer.submit(records)
+        case let .load(ticket, board, _):
+            read(or: { .loaded(ticket: ticket, board: board.key, .failure($0)) }) { store in
+                .loaded(ticket: ticket, board: board.key, .success(try store.load(board: board.key)))
+            }
+        case let .lookUpKey(board, key):
+            read(or: { .keyAnswer(board: board, key: key, .failure($0)) }) { store in
+                .keyAnswer(board: board, key: key, .success(try store.answer(forKey: key, board: board)))
+            }
+        case let .putImage(_, digest, type, bytes, exchange):
+            read(or: { .imageStored(exchange: exchange, $0) }) { store in
+                try store.putImage(digest: digest, type: type, bytes: bytes)
+                return .imageStored(exchange: exchange, nil)
+            }
+        case let .readImage(_, digest, exchange):
+            read(or: { .imageRead(exchange: exchange, digest: digest, .failure($0)) }) { store in
+                .imageRead(exchange: exchange, digest: digest,
+                           .success(try store.image(digest: digest).map { StoredImage(type: $0.type, bytes: $0.bytes) }))
+            }
+        case .propose, .fold, .follow, .unfollow, .presence:
+            // A hub on its own store orders its boards itself: the core never asks these.
+            logger.error("the embedded store was asked for cluster work", metadata: ["request": "\(request)"])
+            assertionFailure("cluster work asked of the embedded store")
+        }
+    }
+
+    /// Runs `work` on the reader; a failure (or a queue already full)
+    /// answers `failed` instead.
+    private func read(or failed: @escaping @Sendable (StoreFailure) -> StoreAnswer,
+                      _ work: @escaping @Sendable (BoardStore) throws -> StoreAnswer) {
+        let deliver = self.deliver
+        let logger = self.logger
+        let queued = reader.submit { store in
+            do {
+                deliver([try work(store)])
+            } catch {
+                logger.error("the store could not be read", metadata: ["error": "\(error)"])
+                deliver([failed(StoreFailure(message: "\(error)"))])
+            }
+        }
+        if !queued { deliver([failed(StoreFailure(message: "too many reads wait for the store"))]) }
+    }
+
+    func isUp(_ board: BoardAddress) -> Bool { writer.failed == nil }
+
+    var problem: String? { writer.failed.map { _ in "store failed" } }
+
+    func metricsText(counters: HubCounters) -> String { "" }
+
+    func stop() -> StoreError? {
+        writer.stopAndFlush()
+        reader.stop()
+        checkpointer.stop()
+        return writer.failed
+    }
+}
