@@ -26,6 +26,7 @@ final class HubMetrics {
     private let restamped: Counter
     private let unreadable: Counter
     private let boardReads: Counter
+    private let loadsTimedOut: Counter
     private let connectsRateLimited: Counter
     private let queryTokensRefused: Counter
     private let originsRefused: Counter
@@ -67,6 +68,7 @@ final class HubMetrics {
         restamped = registry.makeCounter(name: "synchub_operations_restamped_total", help: "Replica operations re-stamped after ones already integrated (an ack is final)")
         unreadable = registry.makeCounter(name: "synchub_boards_unreadable_total", help: "Boards whose stored data could not be loaded (joins closed with 1011)")
         boardReads = registry.makeCounter(name: "synchub_board_reads_after_token_total", help: "Boards read from the store (or Redis, in cluster mode) for a connection once its auth frame brought a valid token with a role on the board, never before; counted when the read starts")
+        loadsTimedOut = registry.makeCounter(name: "synchub_board_loads_timed_out_total", help: "Board loads and key lookups that waited past their bound (--redis-timeout in a cluster, 10 s on the embedded store); their connections were closed with 1011 (R16)")
         connectsRateLimited = registry.makeCounter(name: "synchub_connects_rate_limited_total", help: "Upgrades refused with 429: over --max-connects-per-minute from one address")
         queryTokensRefused = registry.makeCounter(name: "synchub_query_tokens_refused_total", help: "Requests refused with 400 for a token in the query string")
         originsRefused = registry.makeCounter(name: "synchub_origins_refused_total", help: "Upgrades refused with 403 for an Origin not allowed")
@@ -98,6 +100,7 @@ final class HubMetrics {
         bump(authExpired, counters.authExpired, lastCounters.authExpired)
         bump(unreadable, counters.boardsUnreadable, lastCounters.boardsUnreadable)
         bump(boardReads, counters.boardReads, lastCounters.boardReads)
+        bump(loadsTimedOut, counters.loadsTimedOut, lastCounters.loadsTimedOut)
         bump(refused, counters.operationsRefused, lastCounters.operationsRefused)
         bump(errors, counters.errorsSent, lastCounters.errorsSent)
         bump(rateLimited, counters.rateLimited, lastCounters.rateLimited)
