@@ -5,7 +5,7 @@ import CLibWebsockets
 /// every client of a board: a board change is encoded once, whatever the
 /// number of clients.
 public final class OutgoingFrame: @unchecked Sendable {
-    // Sendable: immutable after init; the bytes are only read.
+    // Sendable: immutable after init (all `let`s); bytes only read, but a client frame's, masked by lws_write on its one loop thread.
     static let headroom = Int(swlws_pre())
 
     let storage: UnsafeMutableRawPointer

@@ -6,8 +6,7 @@
 /// arrive (acks, refusals, errors). Memory per slow client is therefore one
 /// shared frame plus at most `ServerOptions.maxQueuedReplies` small ones.
 public final class ServerConnection: @unchecked Sendable {
-    // Sendable: only touched on the server's service thread (checked by
-    // `WebSocketServer.assertOnServiceThread`); handed to closures posted there.
+    // Sendable: confined to the server's service thread, checked by its server's `owner` (debug builds); the `let`s are immutable.
 
     /// Process-unique, for logs and maps.
     public let id: UInt64
@@ -24,7 +23,18 @@ public final class ServerConnection: @unchecked Sendable {
     var latest: OutgoingFrame?
     var replies: [OutgoingFrame] = []
     var replyHead = 0
-    public internal(set) var closing: (code: UInt16, reason: String)?
+    /// The close this side started (code and reason), once it did.
+    public internal(set) var closing: (code: UInt16, reason: String)? {
+        get {
+            owner.check()
+            return closingWith
+        }
+        set {
+            owner.check()
+            closingWith = newValue
+        }
+    }
+    private var closingWith: (code: UInt16, reason: String)?
     var closed = false
     /// Monotonic nanoseconds since the oldest unsent frame was queued.
     var waitingSince: UInt64?
@@ -32,7 +42,17 @@ public final class ServerConnection: @unchecked Sendable {
     /// Which publish of its board's state this connection holds once what
     /// is queued is written (0: none): a patch goes only to a connection
     /// that holds the patch's base (the hub sets it, docs/PROTOCOL.md "Patches").
-    public var heldState: UInt64 = 0
+    public var heldState: UInt64 {
+        get {
+            owner.check()
+            return heldPublish
+        }
+        set {
+            owner.check()
+            heldPublish = newValue
+        }
+    }
+    private var heldPublish: UInt64 = 0
     /// Set once its `ESTABLISHED` callback returned: frames may then be
     /// written outside its writable callback (`ServerOptions.directWrites`).
     var writesDirectly = false
@@ -40,20 +60,32 @@ public final class ServerConnection: @unchecked Sendable {
     var writeHeld = false
     /// Whether a state (or patch) waits in the `latest` slot unwritten: a
     /// newer patch cannot follow it there, a whole state replaces it.
-    public var stateWaiting: Bool { latest != nil }
+    public var stateWaiting: Bool {
+        owner.check()
+        return latest != nil
+    }
     var receivePaused = false
+    /// The server's: held by the service thread while `run` runs.
+    let owner: ThreadOwner
 
-    init(id: UInt64, path: String, admission: Admission, peerAddress: String, wsi: OpaquePointer) {
+    init(id: UInt64, path: String, admission: Admission, peerAddress: String, wsi: OpaquePointer, owner: ThreadOwner) {
         self.id = id
         self.path = path
         self.admission = admission
         self.peerAddress = peerAddress
         self.wsi = wsi
+        self.owner = owner
     }
 
     /// Frames queued and not yet written.
-    public var queuedReplies: Int { replies.count - replyHead }
-    public var hasOutput: Bool { latest != nil || queuedReplies > 0 }
+    public var queuedReplies: Int {
+        owner.check()
+        return replies.count - replyHead
+    }
+    public var hasOutput: Bool {
+        owner.check()
+        return latest != nil || queuedReplies > 0
+    }
 
     /// Whether the last frame written was the board state: when both lanes
     /// have frames they alternate, so a busy board never starves acks and a

@@ -28,14 +28,20 @@ public enum ClientReader: Sendable, Equatable {
 /// Same threading rule as the server: only the loop's thread touches lws;
 /// others use `post(_:)`.
 public final class WebSocketClient: @unchecked Sendable {
-    // Sendable: mutable state is confined to the loop thread; inbox is a Mutex;
-    // other threads reach the context only through `wakeable`'s lock.
+    // Sendable: confined to the loop's thread, checked by `owner` (debug builds); `inbox` and `wakeable` are Mutexes.
 
+    /// Set before `start`; called on the loop's thread only.
     public weak var delegate: (any ClientDelegate)?
+    /// The loop's thread: claimed by `run` on its thread (and by `start`
+    /// while it creates the context), released when `run` returns. Every
+    /// entry that touches lws or the connections checks it, and so do the
+    /// delegates confined to the loop: a use from another thread, before
+    /// `run` or after it, traps in debug builds.
+    public let owner = ThreadOwner("WebSocketClient")
     /// The largest message taken (64 MiB): above every frame a hub sends
     /// (docs/rules: each kind bounds its state, so `sync` stays below it).
     /// A larger one closes the connection with a reason saying so, never
-    /// silently.
+    /// silently. Set before `start`.
     public var maxMessageBytes = 64 << 20
     /// The context, used by `start` and then only by the loop's thread.
     private var context: OpaquePointer?
@@ -87,6 +93,10 @@ public final class WebSocketClient: @unchecked Sendable {
 
     /// Creates the context; then `connect` and `run` may be used.
     public func start() -> Bool {
+        // lws calls back while it creates the context; the thread of `run`
+        // (often another) claims the loop from then on.
+        owner.claim()
+        defer { owner.release() }
         lws_set_log_level(Int32(getenv("SYNCCLIENT_LWS_DEBUG") != nil ? 0x3ff : 0), nil)
         var info = lws_context_creation_info()
         info.port = CONTEXT_PORT_NO_LISTEN
@@ -125,6 +135,9 @@ public final class WebSocketClient: @unchecked Sendable {
     /// Services the loop on the calling thread until `stop()`.
     public func run() {
         guard let context else { return }
+        // This thread is the loop's until `run` returns.
+        owner.claim()
+        defer { owner.release() }
         startTicker()
         if let evLoop {
             let watcher = swlws_turn_watcher_start(evLoop, { raw in
@@ -153,6 +166,7 @@ public final class WebSocketClient: @unchecked Sendable {
     }
 
     private func turnEnded() {
+        owner.check()
         delegate?.serviceLoopDidRun()
         if stopRequested.load(ordering: .relaxed), let evLoop { swlws_ev_break(evLoop) }
     }
@@ -178,13 +192,14 @@ public final class WebSocketClient: @unchecked Sendable {
         }
     }
 
-    /// Starts a connection (loop thread). `sourceAddress` binds the local end
+    /// Starts a connection (loop thread, while `run` runs). `sourceAddress` binds the local end
     /// (127.0.0.x) so a load test can pass the ephemeral-port limit of one address.
     /// `bearerToken` goes out as `Authorization: Bearer TOKEN` on the upgrade.
     @discardableResult
     public func connect(to url: WebSocketURL, sourceAddress: String? = nil, bearerToken: String? = nil) -> ClientConnection {
+        owner.check()
         nextID += 1
-        let connection = ClientConnection(id: nextID, url: url)
+        let connection = ClientConnection(id: nextID, url: url, owner: owner)
         connection.authorization = bearerToken.map { Array("Bearer \($0)".utf8CString) }
         guard !url.isSecure || tls != nil else {
             finish(connection, reason: "\(url.scheme):// needs a client loop started with TLS")
@@ -237,6 +252,7 @@ public final class WebSocketClient: @unchecked Sendable {
 
     /// Queues a text frame (loop thread).
     public func send(_ text: String, on connection: ClientConnection) {
+        owner.check()
         guard connection.isOpen, !connection.isFinished, !connection.closeQueued, let wsi = connection.wsi else { return }
         if connection.isBulk {
             connection.outgoing.append(OutgoingFrame(MaskedFrame.encode(opcode: MaskedFrame.text, Array(text.utf8), mask: MaskedFrame.randomMask())))
@@ -246,14 +262,18 @@ public final class WebSocketClient: @unchecked Sendable {
         lws_callback_on_writable(wsi)
     }
 
-    /// Sends a close frame (1000) and drops the connection.
+    /// Sends a close frame (1000) and drops the connection (loop thread).
     public func close(_ connection: ClientConnection) {
+        owner.check()
         guard let wsi = connection.wsi, !connection.isFinished, !connection.closeQueued else { return }
         connection.closeRequested = true
         lws_callback_on_writable(wsi)
     }
 
     public static func nowNanos() -> UInt64 { WebSocketServer.nowNanos() }
+
+    /// Whether the caller is on the thread of a running `run`.
+    public var isOnLoopThread: Bool { owner.isOwnedHere }
 
     private func startTicker() {
         // Wakes the loop every `tickMicros` so timers in `serviceLoopDidRun` run
@@ -283,6 +303,7 @@ public final class WebSocketClient: @unchecked Sendable {
 
     fileprivate func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
                             _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        owner.check()
         if reason == LWS_CALLBACK_OPENSSL_PERFORM_SERVER_CERT_VERIFICATION {
             // `user` is OpenSSL's X509_STORE_CTX here, `length` preverify_ok;
             // the connection is the wsi's own user pointer.

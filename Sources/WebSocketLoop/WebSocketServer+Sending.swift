@@ -29,12 +29,12 @@ extension WebSocketServer {
                 lws_set_timeout(connection.wsi, pending_timeout(rawValue: PENDING_TIMEOUT_USER_OK.rawValue), LWS_TO_KILL_ASYNC)
                 return
             }
-            stats.framesWritten += 1
-            stats.writes += 1
+            counted.framesWritten += 1
+            counted.writes += 1
             connection.lastWasState = true  // as `takeNextFrame` would: the lanes keep alternating
             return
         }
-        if connection.latest != nil { stats.statesReplaced += 1 }
+        if connection.latest != nil { counted.statesReplaced += 1 }
         // Replies held this turn (acks of the changes this state shows) go before it.
         if connection.writeHeld { connection.repliesFirst = true }
         connection.latest = frame
@@ -144,14 +144,14 @@ extension WebSocketServer {
                 next = length < batch.capacity / 2 ? connection.takeNextFrame() : nil
             }
             if lws_write(connection.wsi, batch.payload, length, LWS_WRITE_HTTP) < length { return -1 }
-            stats.framesWritten += UInt64(frames)
-            stats.writes += 1
+            counted.framesWritten += UInt64(frames)
+            counted.writes += 1
         } else {
             let written = lws_write(connection.wsi, frame.payload, frame.count,
                                     frame.isText ? LWS_WRITE_TEXT : LWS_WRITE_BINARY)
             if written < frame.count { return -1 }
-            stats.framesWritten += 1
-            stats.writes += 1
+            counted.framesWritten += 1
+            counted.writes += 1
         }
         if connection.receivePaused, connection.queuedReplies <= options.maxQueuedReplies / 2 {
             connection.receivePaused = false

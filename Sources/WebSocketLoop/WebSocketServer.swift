@@ -7,11 +7,16 @@ import Synchronization
 /// lws and the connections; other threads hand it work with `post(_:)`,
 /// which enqueues under a lock and wakes the loop with `lws_cancel_service`.
 public final class WebSocketServer: @unchecked Sendable {
-    // Sendable: mutable state is confined to the service thread (asserted);
-    // the inbox is a Mutex; other threads reach the context only through `wakeable`'s lock.
+    // Sendable: confined to the service thread, checked by `owner` (debug builds); `inbox` and `wakeable` are Mutexes.
 
     public let options: ServerOptions
+    /// Set before `run` (the hub sets it in its `init`); called on the service thread only.
     public weak var delegate: (any ServerDelegate)?
+    /// The service thread: claimed when `run` starts (before lws creates
+    /// the context, whose callbacks then pass), released when `run` returns.
+    /// Every entry that touches the connections or lws checks it: a use
+    /// before `run`, after it, or from another thread traps in debug builds.
+    public let owner = ThreadOwner("WebSocketServer")
 
     /// The context other threads may wake. They call `lws_cancel_service`
     /// only while holding this lock, and `run` clears it under the lock
@@ -19,16 +24,30 @@ public final class WebSocketServer: @unchecked Sendable {
     private let wakeable = Mutex<LiveContext?>(nil)
     private var evLoop: OpaquePointer?
     private var ticker: pthread_t?
-    /// Set when libev was asked for but its lws plugin could not be loaded.
-    public private(set) var eventLoopFallback = false
+    /// Set when libev was asked for but its lws plugin could not be loaded
+    /// (read it on the service thread: in `run`'s `listening`).
+    public var eventLoopFallback: Bool {
+        owner.check()
+        return usedFallbackLoop
+    }
+    private var usedFallbackLoop = false
     private let tickerStop = Atomic<Bool>(false)
     private let inbox = Mutex<[@Sendable () -> Void]>([])
     private let stopRequested = Atomic<Bool>(false)
-    private var serviceThread: pthread_t?
     private var stopDeadline: UInt64?
     private var nextConnectionID: UInt64 = 0
-    public private(set) var connections: [UInt64: ServerConnection] = [:]
-    public internal(set) var stats = ServerStats()
+    /// The open WebSocket connections by id (service thread only).
+    public var connections: [UInt64: ServerConnection] {
+        owner.check()
+        return live
+    }
+    private var live: [UInt64: ServerConnection] = [:]
+    /// What the server counted (service thread only).
+    public var stats: ServerStats {
+        owner.check()
+        return counted
+    }
+    var counted = ServerStats()
     /// Scratch buffer for writing several frames at once (service thread only).
     let batch = FrameBatch(capacity: 64 * 1024)
     private var lastTick: UInt64 = 0
@@ -87,7 +106,9 @@ public final class WebSocketServer: @unchecked Sendable {
     /// Creates the context and services it on the calling thread until
     /// `stop()`. Calls `listening` with the bound port once it accepts.
     public func run(listening: (Int) -> Void) throws(HTTPRefusal) {
-        serviceThread = pthread_self()
+        // This thread is the service thread until `run` returns (or throws).
+        owner.claim()
+        defer { owner.release() }
         lws_set_log_level(Int32(LLL_ERR), emitLibwebsocketsLog)
         var info = lws_context_creation_info()
         var sharedListener: Int32 = -1
@@ -135,7 +156,7 @@ public final class WebSocketServer: @unchecked Sendable {
             // No libev plugin (libwebsockets-evlib-ev) on this machine: use lws's own loop.
             swlws_ev_loop_destroy(loop)
             evLoop = nil
-            eventLoopFallback = true
+            usedFallbackLoop = true
             created = lws_create_context(&info)
         }
         guard let context = created else {
@@ -186,8 +207,9 @@ public final class WebSocketServer: @unchecked Sendable {
     /// completed (and breaks the libev loop).
     @discardableResult
     private func turnEnded() -> Bool {
+        owner.check()
         holdingWrites { delegate?.serviceLoopDidRun() }
-        guard let deadline = stopDeadline, connections.isEmpty || Self.nowNanos() > deadline else { return false }
+        guard let deadline = stopDeadline, live.isEmpty || Self.nowNanos() > deadline else { return false }
         if let evLoop { swlws_ev_break(evLoop) }
         return true
     }
@@ -228,7 +250,7 @@ public final class WebSocketServer: @unchecked Sendable {
         guard !stopRequested.exchange(true, ordering: .relaxed) else { return }
         post { [self] in
             stopDeadline = Self.nowNanos() + 2_000_000_000
-            for connection in connections.values { close(connection, code: 1001, reason: "hub shutting down") }
+            for connection in live.values { close(connection, code: 1001, reason: "hub shutting down") }
             delegate?.tick(nowNanos: Self.nowNanos())
         }
     }
@@ -241,10 +263,15 @@ public final class WebSocketServer: @unchecked Sendable {
         }
     }
 
-    public func assertOnServiceThread() {
-        precondition(serviceThread.map { pthread_equal($0, pthread_self()) != 0 } ?? true,
-                     "libwebsockets touched off its service thread")
+    /// Debug builds: traps unless called on the service thread while `run`
+    /// runs (not before it starts, nor after it returns: `owner`).
+    @inline(__always)
+    public func assertOnServiceThread(file: StaticString = #fileID, line: UInt = #line) {
+        owner.check(file: file, line: line)
     }
+
+    /// Whether the caller is on the service thread of a running `run`.
+    public var isOnServiceThread: Bool { owner.isOwnedHere }
 
     /// Whether replies are held now (`holdingWrites`), since when, and the
     /// connections with replies waiting for the hold to end.
@@ -267,6 +294,7 @@ public final class WebSocketServer: @unchecked Sendable {
 
     fileprivate func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
                             _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        owner.check()
         switch reason {
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
             switch admit(wsi) {
@@ -290,7 +318,7 @@ public final class WebSocketServer: @unchecked Sendable {
             user.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
             let connection = Unmanaged<ServerConnection>.fromOpaque(raw).takeRetainedValue()
             connection.closed = true
-            connections[connection.id] = nil
+            live[connection.id] = nil
             delegate?.closed(connection)
             return 0
         case LWS_CALLBACK_HTTP:
@@ -329,9 +357,9 @@ public final class WebSocketServer: @unchecked Sendable {
         nextConnectionID += 1
         let connection = ServerConnection(
             id: nextConnectionID, path: requestPath(wsi) ?? "", admission: admission,
-            peerAddress: peerAddress(wsi), wsi: wsi)
+            peerAddress: peerAddress(wsi), wsi: wsi, owner: owner)
         user.storeBytes(of: Unmanaged.passRetained(connection).toOpaque(), as: UnsafeMutableRawPointer?.self)
-        connections[connection.id] = connection
+        live[connection.id] = connection
         delegate?.opened(connection)
         // From now on (out of this callback) its frames may be written at once.
         connection.writesDirectly = true
@@ -346,7 +374,7 @@ public final class WebSocketServer: @unchecked Sendable {
         if connection.receiveBuffer.count + length > limit {
             var reason = Array("message larger than \(limit) bytes".utf8)
             lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, &reason, reason.count)
-            stats.oversizedClosed += 1
+            counted.oversizedClosed += 1
             return -1
         }
         receivingFrom = connection.id
@@ -386,9 +414,9 @@ public final class WebSocketServer: @unchecked Sendable {
     /// its memory stays bounded and the others are not held back.
     private func closeStalled(now: UInt64) {
         let bound = options.stallSeconds * 1_000_000_000
-        for connection in connections.values {
+        for connection in live.values {
             if let since = connection.waitingSince, connection.closing == nil, now - since > bound {
-                stats.stalledClosed += 1
+                counted.stalledClosed += 1
                 close(connection, code: 1008, reason: "too slow: frames unread for \(options.stallSeconds) s")
             }
         }
@@ -462,7 +490,7 @@ public final class WebSocketServer: @unchecked Sendable {
 
 /// A libwebsockets context as other threads may hold it: only to wake it.
 struct LiveContext: @unchecked Sendable {
-    // Sendable: other threads use it only for `lws_cancel_service`, under the owner's lock.
+    // Sendable: guarded by its holder's `wakeable` Mutex; other threads only pass it to `lws_cancel_service`.
     let pointer: OpaquePointer
 }
 

@@ -8,10 +8,7 @@ import WebSocketLoop
 /// presence once a second). Both hand what they learn to the service thread
 /// through `deliver`; neither touches the hub's state.
 final class SharedLogShard: @unchecked Sendable {
-    // Sendable: `jobs`, `stopping`, `followed`, `unfollowed`, `presence` and
-    // `stats` are guarded by `lock` (and `jobsReady`, a condition on it);
-    // each RedisConnection is used by its one thread only; `deliver` is set
-    // before `start()`.
+    // Sendable: guarded by `lock` (the rest are `let`s of Sendable types); each thread's RedisConnection is its local (not Sendable).
     let address: RedisServerAddress
     private let settings: SharedLogConnectionSettings
     private let logger: Logger
@@ -25,8 +22,12 @@ final class SharedLogShard: @unchecked Sendable {
     /// logName -> (connections, names) on this hub.
     private var presence: [String: (clients: Int, names: [String])] = [:]
     private var stats = SharedLogStats()
-    /// Set before `start()`: hands news to the service thread.
-    var deliver: @Sendable ([StoreAnswer]) -> Void = { _ in }
+    private var deliverNews: @Sendable ([StoreAnswer]) -> Void = { _ in }
+    /// Set before `start()`: hands news to the service thread (called with `lock` not held).
+    var deliver: @Sendable ([StoreAnswer]) -> Void {
+        get { lock.lock(); defer { lock.unlock() }; return deliverNews }
+        set { lock.lock(); deliverNews = newValue; lock.unlock() }
+    }
 
     enum Job: Sendable {
         case propose(SharedProposal)

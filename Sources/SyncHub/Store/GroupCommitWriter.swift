@@ -1,4 +1,5 @@
 import Foundation
+import WebSocketLoop
 
 /// The store's own thread: takes every record queued since its last commit
 /// and writes them in one transaction, so one fsync covers many changes and
@@ -9,19 +10,28 @@ import Foundation
 /// back after it, so no record queued behind a failure is ever acknowledged
 /// (the hub stops on `onFailure` rather than ack what it might not keep).
 final class GroupCommitWriter: @unchecked Sendable {
-    // Sendable: `queue`, `stopping`, `finished` and `failure` are guarded by `condition`;
-    // `store` is used only on the writer thread; the callbacks are set before `start()`.
+    // Sendable: `store` is confined to the writer thread, checked by `owner` (debug builds); the rest is guarded by `condition`.
     private let store: BoardStore
+    /// The writer thread, while it runs: the only one that uses `store`.
+    let owner = ThreadOwner("store-writer")
     private let condition = NSCondition()
     private var queue: [DurableRecord] = []
     private var stopping = false
     private var finished = false
     private var failure: StoreError?
+    private var committedHandler: @Sendable ([DurableRecord]) -> Void = { _ in }
+    private var failureHandler: @Sendable (StoreError) -> Void = { _ in }
     /// Set before `start()`: called on the writer thread after each commit.
-    var onCommitted: @Sendable ([DurableRecord]) -> Void = { _ in }
+    var onCommitted: @Sendable ([DurableRecord]) -> Void {
+        get { condition.lock(); defer { condition.unlock() }; return committedHandler }
+        set { condition.lock(); committedHandler = newValue; condition.unlock() }
+    }
     /// Set before `start()`: called once, on the writer thread, with the
     /// commit failure that ended the writer.
-    var onFailure: @Sendable (StoreError) -> Void = { _ in }
+    var onFailure: @Sendable (StoreError) -> Void {
+        get { condition.lock(); defer { condition.unlock() }; return failureHandler }
+        set { condition.lock(); failureHandler = newValue; condition.unlock() }
+    }
 
     init(store: BoardStore) {
         self.store = store
@@ -65,27 +75,32 @@ final class GroupCommitWriter: @unchecked Sendable {
     }
 
     private func run() {
+        owner.claim()
         while true {
             condition.lock()
             while queue.isEmpty && !stopping { condition.wait() }
             let batch = queue
             queue.removeAll(keepingCapacity: true)
             let done = stopping && batch.isEmpty
+            let committed = committedHandler
             condition.unlock()
             if done { break }
             do {
+                owner.check()
                 try store.commit(batch)
             } catch {
                 let failure = error as? StoreError ?? StoreError(description: "store: \(error)")
                 condition.lock()
                 self.failure = failure
                 queue.removeAll()
+                let failed = failureHandler
                 condition.unlock()
-                onFailure(failure)
+                failed(failure)
                 break
             }
-            onCommitted(batch)
+            committed(batch)
         }
+        owner.release()
         condition.lock()
         finished = true
         condition.broadcast()

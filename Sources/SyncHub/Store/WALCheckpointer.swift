@@ -1,4 +1,5 @@
 import Foundation
+import WebSocketLoop
 
 /// Folds the SQLite write-ahead log back into the database file on its own
 /// thread and connection, once a second. The committing connection runs with
@@ -9,17 +10,22 @@ import Foundation
 /// begins, not every second while it lasts (the log only grows meanwhile;
 /// nothing committed is lost). A busy log is not a failure.
 final class WALCheckpointer: @unchecked Sendable {
-    // Sendable: `database` and `lastFailure` are used only on the checkpointer's thread;
-    // `started`, `stopped` and `finished` are guarded by `condition`; `onFailure` is set before `start()`.
+    // Sendable: `database` and `lastFailure` are confined to its thread, checked by `owner` (debug builds); the rest is guarded by `condition`.
     private let database: SQLiteDatabase
+    /// The checkpointer's thread, while it runs: the only one that uses `database`.
+    let owner = ThreadOwner("store-checkpoint")
     private let condition = NSCondition()
     private var started = false
     private var stopped = false
     private var finished = false
     private var lastFailure: String?
     private let interval: TimeInterval
+    private var failureHandler: @Sendable (StoreError) -> Void = { _ in }
     /// Set before `start()`: called on the checkpointer's thread when checkpoints start failing.
-    var onFailure: @Sendable (StoreError) -> Void = { _ in }
+    var onFailure: @Sendable (StoreError) -> Void {
+        get { condition.lock(); defer { condition.unlock() }; return failureHandler }
+        set { condition.lock(); failureHandler = newValue; condition.unlock() }
+    }
 
     init(path: String, interval: TimeInterval = 1) throws {
         database = try SQLiteDatabase(path: path)
@@ -46,6 +52,7 @@ final class WALCheckpointer: @unchecked Sendable {
     }
 
     private func run() {
+        owner.claim()
         while true {
             condition.lock()
             if !stopped { _ = condition.wait(until: Date().addingTimeInterval(interval)) }
@@ -54,6 +61,7 @@ final class WALCheckpointer: @unchecked Sendable {
             checkpoint()
             if done { break }
         }
+        owner.release()
         condition.lock()
         finished = true
         condition.broadcast()
@@ -61,6 +69,7 @@ final class WALCheckpointer: @unchecked Sendable {
     }
 
     private func checkpoint() {
+        owner.check()
         do {
             // PASSIVE: copies what it can without blocking the writer; a busy log is tried again next time.
             _ = try database.checkpointPassively()

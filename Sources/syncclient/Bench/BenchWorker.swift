@@ -8,7 +8,7 @@ import WebSocketLoop
 /// One bench thread: its own libwebsockets client loop and its share of
 /// the connections. Records raw times only; `BenchReport` does the math.
 final class BenchWorker: ClientDelegate, @unchecked Sendable {
-    // Sendable: everything but the atomics is confined to this worker's loop thread.
+    // Sendable: atomics shared; the rest confined to `client`'s loop thread (checked by `client.owner`, debug builds) until the runner reads it after the loop.
     let index: Int
     let plan: BenchPlan
     let client: WebSocketClient
@@ -179,6 +179,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
 
     /// Called through `client.post` by the runner.
     func beginSending(at start: UInt64, recordFrom: UInt64, until end: UInt64) {
+        client.owner.check()
         sendingFrom = start
         self.recordFrom = recordFrom
         sendingUntil = end
@@ -201,12 +202,14 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     }
 
     func closeAll() {
+        client.owner.check()
         for peer in peers { if let connection = peer.connection { client.close(connection) } }
     }
 
     // MARK: Loop
 
     func serviceLoopDidRun() {
+        client.owner.check()
         defer { if plan.readBatchMicros > 0 { usleep(plan.readBatchMicros) } }
         let now = BenchClock.now()
         if !toConnect.isEmpty {
@@ -316,6 +319,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     // MARK: ClientDelegate
 
     func connected(_ connection: ClientConnection) {
+        client.owner.check()
         guard let peer = peerOfConnection[connection.id] else { return }
         peer.connectNanos = BenchClock.now() - peer.connectStart
         connected.add(1, ordering: .relaxed)
@@ -323,6 +327,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     }
 
     func received(_ connection: ClientConnection, message: UnsafeRawBufferPointer, isText: Bool) {
+        client.owner.check()
         let now = BenchClock.now()
         guard let peer = peerOfConnection[connection.id] else { return }
         framesIn.add(1, ordering: .relaxed)
@@ -395,6 +400,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     }
 
     func disconnected(_ connection: ClientConnection, reason: String) {
+        client.owner.check()
         if let peer = peerOfConnection[connection.id], peer.connectNanos == nil || sendingFrom != nil && BenchClock.now() < sendingUntil {
             failures.add(1, ordering: .relaxed)
         }

@@ -27,8 +27,13 @@ struct ConnectBench {
             FileHandle.standardError.write(Data("bench: could not start a network loop\n".utf8))
         }
         let begin = BenchClock.now()
+        // Signalled once per loop when its `run` returns.
+        let loopsEnded = DispatchSemaphore(value: 0)
         let threads = started.map { worker in
-            let thread = Thread { worker.client.run() }
+            let thread = Thread {
+                worker.client.run()
+                loopsEnded.signal()
+            }
             thread.name = "connect-\(worker.index)"
             thread.start()
             return thread
@@ -46,7 +51,9 @@ struct ConnectBench {
         let seconds = Double(BenchClock.now() - begin) / 1e9
         if progress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         for worker in started { worker.client.stop() }
-        usleep(100_000)
+        // The workers' figures are their loops' until those have ended.
+        let ended = started.allSatisfy { _ in loopsEnded.wait(timeout: .now() + 30) == .success }
+        if !ended { FileHandle.standardError.write(Data("bench: a network loop did not end within 30 s; its figures may be incomplete\n".utf8)) }
         var upgrade = Histogram<UInt64>(highestTrackableValue: 120_000_000_000)
         var firstState = Histogram<UInt64>(highestTrackableValue: 120_000_000_000)
         for worker in started {
@@ -107,7 +114,7 @@ struct ConnectReport: Codable {
 /// One thread of `--connect-only`: keeps `concurrency` connections in
 /// flight; each is closed as soon as its first `state` arrives.
 final class ConnectWorker: ClientDelegate, @unchecked Sendable {
-    // Sendable: everything but the atomics is confined to this worker's loop thread.
+    // Sendable: atomics shared; the rest confined to `client`'s loop thread (checked by `client.owner`, debug builds) until `run` reads it after the loop.
     let index: Int
     let plan: BenchPlan
     let client: WebSocketClient
@@ -139,6 +146,7 @@ final class ConnectWorker: ClientDelegate, @unchecked Sendable {
     }
 
     func begin() {
+        client.owner.check()
         if count == 0 { isDone.store(true, ordering: .releasing) }
         wanted = min(count, concurrency)
     }
@@ -156,11 +164,13 @@ final class ConnectWorker: ClientDelegate, @unchecked Sendable {
     }
 
     func connected(_ connection: ClientConnection) {
+        client.owner.check()
         guard let start = starts[connection.id] else { return }
         _ = upgrade.record(max(1, BenchClock.now() - start))
     }
 
     func received(_ connection: ClientConnection, message: UnsafeRawBufferPointer, isText: Bool) {
+        client.owner.check()
         guard let start = starts[connection.id], !stated.contains(connection.id),
               let frame = BenchFrame(message, readsOrder: false), frame.kind == .state else { return }
         _ = firstState.record(max(1, BenchClock.now() - start))
@@ -169,6 +179,7 @@ final class ConnectWorker: ClientDelegate, @unchecked Sendable {
     }
 
     func disconnected(_ connection: ClientConnection, reason: String) {
+        client.owner.check()
         starts[connection.id] = nil
         if stated.remove(connection.id) == nil {
             failed += 1
@@ -183,6 +194,7 @@ final class ConnectWorker: ClientDelegate, @unchecked Sendable {
     }
 
     func serviceLoopDidRun() {
+        client.owner.check()
         while wanted > 0 {
             wanted -= 1
             openNext()

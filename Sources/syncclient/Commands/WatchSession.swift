@@ -6,7 +6,7 @@ import WebSocketLoop
 /// all driven on the client loop's thread. The same session serves every
 /// kind; `Screen` is the kind's pure state machine (`KindScreen`).
 final class WatchSession<Screen: KindScreen>: ClientDelegate, @unchecked Sendable {
-    // Sendable: confined to the client loop's thread; other threads post to it.
+    // Sendable: confined to the thread of `run`, which runs `client`'s loop (others post to it): checked by `client.owner` (debug builds).
     private let client: WebSocketClient
     private let link: any WatchLink<Screen.Kind>
     private let boardName: String
@@ -83,12 +83,14 @@ final class WatchSession<Screen: KindScreen>: ClientDelegate, @unchecked Sendabl
     }
 
     private func quit() {
+        client.owner.check()
         pictures.close()
         link.close()
         client.stop()
     }
 
     private func apply(_ actions: [ScreenAction<Screen.Kind.Intent>]) {
+        client.owner.check()
         for action in actions {
             switch action {
             case let .send(intent): link.perform(intent)
@@ -103,6 +105,7 @@ final class WatchSession<Screen: KindScreen>: ClientDelegate, @unchecked Sendabl
     /// Asks the hub for the pictures the screen wants and has not got; each
     /// answer comes back to this thread as a `.picture` event.
     private func fetchPictures() {
+        client.owner.check()
         guard interactive else { return }
         let now = WebSocketClient.nowNanos()
         lastPictureCheck = now
@@ -131,6 +134,7 @@ final class WatchSession<Screen: KindScreen>: ClientDelegate, @unchecked Sendabl
 
     /// Feeds the link's news to the screen (or, piped, prints a line).
     private func show(_ snapshot: LinkSnapshot<Screen.Kind>) {
+        client.owner.check()
         let previous = lastSnapshot
         lastSnapshot = snapshot
         if snapshot.state != .live { announcedEditing = nil }
@@ -146,6 +150,7 @@ final class WatchSession<Screen: KindScreen>: ClientDelegate, @unchecked Sendabl
 
     // MARK: ClientDelegate (forwarded to the link)
 
+    // The link checks `client.owner` itself.
     func connected(_ connection: ClientConnection) { link.connected(connection) }
     func received(_ connection: ClientConnection, message: UnsafeRawBufferPointer, isText: Bool) {
         link.received(connection, message: message, isText: isText)
@@ -153,6 +158,7 @@ final class WatchSession<Screen: KindScreen>: ClientDelegate, @unchecked Sendabl
     func disconnected(_ connection: ClientConnection, reason: String) { link.disconnected(connection, reason: reason) }
 
     func serviceLoopDidRun() {
+        client.owner.check()
         link.serviceLoopDidRun()
         guard interactive else { return }
         let now = WebSocketClient.nowNanos()

@@ -32,7 +32,7 @@ struct LinkSnapshot<Kind: WireKind>: Equatable, Sendable {
 /// with exponential backoff and jitter, decodes frames and carries out the
 /// session's outputs. Runs on the client loop's thread.
 final class ReplicaLink<Kind: WireKind>: ClientDelegate, @unchecked Sendable {
-    // Sendable: confined to the client loop's thread (input is posted there).
+    // Sendable: confined to `client`'s loop thread (input is posted there), checked by `client.owner` (debug builds).
     let client: WebSocketClient
     let url: WebSocketURL
     private var session: ReplicaSession<Kind>
@@ -64,9 +64,13 @@ final class ReplicaLink<Kind: WireKind>: ClientDelegate, @unchecked Sendable {
 
     var replica: Replica<Kind> { session.replica }
 
-    func start() { connection = client.connect(to: url, bearerToken: token) }
+    func start() {
+        client.owner.check()
+        connection = client.connect(to: url, bearerToken: token)
+    }
 
     func perform(_ intent: Kind.Intent) {
+        client.owner.check()
         carryOut(session.perform(intent))
         publish()
     }
@@ -76,18 +80,21 @@ final class ReplicaLink<Kind: WireKind>: ClientDelegate, @unchecked Sendable {
     /// after the next connect).
     @discardableResult
     func sendEditing(_ item: String?) -> Bool {
+        client.owner.check()
         guard let connection, connection.isOpen, session.synced else { return false }
         client.send(ClientMessage<Kind>.editingFrame(id: item), on: connection)
         return true
     }
 
     func close() {
+        client.owner.check()
         if let connection { client.close(connection) }
     }
 
     // MARK: ClientDelegate
 
     func connected(_ connection: ClientConnection) {
+        client.owner.check()
         attempt = 0
         connectionState = .live
         carryOut(session.connect())
@@ -95,6 +102,7 @@ final class ReplicaLink<Kind: WireKind>: ClientDelegate, @unchecked Sendable {
     }
 
     func received(_ connection: ClientConnection, message: UnsafeRawBufferPointer, isText: Bool) {
+        client.owner.check()
         switch IncomingFrame<Kind>.decode(message) {
         case let .success(frame):
             carryOut(session.receive(frame, now: WebSocketClient.nowNanos()))
@@ -107,6 +115,7 @@ final class ReplicaLink<Kind: WireKind>: ClientDelegate, @unchecked Sendable {
     }
 
     func disconnected(_ connection: ClientConnection, reason: String) {
+        client.owner.check()
         self.connection = nil
         session.disconnect()
         if let denied = AccessDenial.of(connection) {
@@ -127,6 +136,7 @@ final class ReplicaLink<Kind: WireKind>: ClientDelegate, @unchecked Sendable {
     }
 
     func serviceLoopDidRun() {
+        client.owner.check()
         let now = WebSocketClient.nowNanos()
         if let at = reconnectAt, now >= at {
             reconnectAt = nil

@@ -10,7 +10,7 @@ import WebSocketLoop
 /// again with its idempotency key, so it is applied at most once. Runs on
 /// the client loop's thread.
 final class ThinLink<Kind: WireKind>: ClientDelegate, WatchLink, @unchecked Sendable {
-    // Sendable: confined to the client loop's thread (input is posted there).
+    // Sendable: confined to `client`'s loop thread (input is posted there), checked by `client.owner` (debug builds).
     let client: WebSocketClient
     let url: WebSocketURL
     private let name: String?
@@ -41,9 +41,13 @@ final class ThinLink<Kind: WireKind>: ClientDelegate, WatchLink, @unchecked Send
         snapshot = LinkSnapshot(board: Kind.initialState, state: .connecting, clients: 0, names: [], version: 0, refusal: nil, unacknowledged: 0)
     }
 
-    func start() { connection = client.connect(to: url, bearerToken: token) }
+    func start() {
+        client.owner.check()
+        connection = client.connect(to: url, bearerToken: token)
+    }
 
     func perform(_ intent: Kind.Intent) {
+        client.owner.check()
         nextRef += 1
         let ref = "w\(nextRef)"
         let frame = ClientMessage<Kind>.thinFrame(intent, ref: ref, key: "\(keyPrefix)-\(nextRef)")
@@ -55,16 +59,19 @@ final class ThinLink<Kind: WireKind>: ClientDelegate, WatchLink, @unchecked Send
     func sendEditing(_ item: String?) -> Bool { false }
 
     func close() {
+        client.owner.check()
         if let connection { client.close(connection) }
     }
 
     // MARK: ClientDelegate
 
     func connected(_ connection: ClientConnection) {
+        client.owner.check()
         attempt = 0
     }
 
     func received(_ connection: ClientConnection, message: UnsafeRawBufferPointer, isText: Bool) {
+        client.owner.check()
         guard let object = try? JSONSerialization.jsonObject(with: Data(message)) as? [String: Any],
               let type = object["type"] as? String else { return }
         switch type {
@@ -108,6 +115,7 @@ final class ThinLink<Kind: WireKind>: ClientDelegate, WatchLink, @unchecked Send
     }
 
     func disconnected(_ connection: ClientConnection, reason: String) {
+        client.owner.check()
         self.connection = nil
         live = false
         if let denied = AccessDenial.of(connection) {
@@ -126,6 +134,7 @@ final class ThinLink<Kind: WireKind>: ClientDelegate, WatchLink, @unchecked Send
     }
 
     func serviceLoopDidRun() {
+        client.owner.check()
         if let at = resendAt, WebSocketClient.nowNanos() >= at {
             resendAt = nil
             if live, let connection, connection.isOpen { for entry in pending { client.send(entry.frame, on: connection) } }

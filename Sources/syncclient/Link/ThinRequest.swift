@@ -24,7 +24,7 @@ enum RequestOutcome: Equatable {
 /// One thin-protocol exchange: connect, take the first `state`, send one
 /// intent (if any), wait for its `ack` or `rejected`, close.
 final class ThinRequest: ClientDelegate, @unchecked Sendable {
-    // Sendable: used only on the client loop's thread after `run` starts.
+    // Sendable: confined to the thread of `run`, which runs `client`'s loop: checked by `client.owner` (debug builds).
     private let client: WebSocketClient
     private let url: WebSocketURL
     private let token: String?
@@ -65,6 +65,7 @@ final class ThinRequest: ClientDelegate, @unchecked Sendable {
     private var finished = false
 
     private func finish(_ result: RequestOutcome) {
+        client.owner.check()
         guard !finished else { return }
         finished = true
         outcome = result
@@ -72,9 +73,12 @@ final class ThinRequest: ClientDelegate, @unchecked Sendable {
         client.stop()
     }
 
-    func connected(_ connection: ClientConnection) {}
+    func connected(_ connection: ClientConnection) {
+        client.owner.check()
+    }
 
     func received(_ connection: ClientConnection, message: UnsafeRawBufferPointer, isText: Bool) {
+        client.owner.check()
         guard let object = try? JSONSerialization.jsonObject(with: Data(message)) as? [String: Any],
               let type = object["type"] as? String else { return }
         let line = String(decoding: message, as: UTF8.self)
@@ -101,6 +105,7 @@ final class ThinRequest: ClientDelegate, @unchecked Sendable {
     }
 
     func disconnected(_ connection: ClientConnection, reason: String) {
+        client.owner.check()
         if let denial = AccessDenial.of(connection) {
             finish(.failed("\(url): \(denial.message)"))
         } else if connection.certificateProblem != nil {
@@ -111,6 +116,7 @@ final class ThinRequest: ClientDelegate, @unchecked Sendable {
     }
 
     func serviceLoopDidRun() {
+        client.owner.check()
         if WebSocketClient.nowNanos() > deadline { finish(.failed("no answer from \(url) in time")) }
     }
 }

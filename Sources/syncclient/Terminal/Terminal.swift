@@ -1,11 +1,17 @@
 import Glibc
+import WebSocketLoop
 
 /// The real terminal: raw mode, the alternate screen, SGR mouse reporting,
 /// and restoring all of it on the way out (q, Ctrl-C, SIGTERM, hub loss).
 final class Terminal: @unchecked Sendable {
-    // Sendable: `saved` is written once in `enter` and read in `restore`.
+    // Sendable: confined to the thread that made it (the watch's, which runs its loop), checked by `owner` (debug builds).
     private var saved = termios()
     private var entered = false
+    let owner = ThreadOwner("Terminal")
+
+    init() {
+        owner.claim()
+    }
 
     /// Whether both standard input and output are terminals.
     static var isInteractive: Bool { isatty(0) == 1 && isatty(1) == 1 }
@@ -20,6 +26,7 @@ final class Terminal: @unchecked Sendable {
     }
 
     func enter() {
+        owner.check()
         guard tcgetattr(0, &saved) == 0 else { return }
         var raw = saved
         cfmakeraw(&raw)
@@ -31,6 +38,7 @@ final class Terminal: @unchecked Sendable {
     }
 
     func restore() {
+        owner.check()
         guard entered else { return }
         entered = false
         write("\u{1B}[?1006l\u{1B}[?1002l\u{1B}[?1000l\u{1B}[0m\u{1B}[?25h\u{1B}[?1049l")
@@ -39,6 +47,7 @@ final class Terminal: @unchecked Sendable {
 
     /// Draws a full frame from the top-left corner.
     func draw(_ lines: [String]) {
+        owner.check()
         var out = "\u{1B}[H"
         for (index, line) in lines.enumerated() {
             if index > 0 { out += "\r\n" }
@@ -48,6 +57,7 @@ final class Terminal: @unchecked Sendable {
     }
 
     func write(_ text: String) {
+        owner.check()
         var text = text
         text.withUTF8 { buffer in
             var offset = 0
@@ -100,8 +110,8 @@ final class Terminal: @unchecked Sendable {
 }
 
 /// A callback carried into a pthread.
-private final class InputReader: @unchecked Sendable {
-    // Sendable: immutable after init.
+private final class InputReader: Sendable {
+    // Sendable (checked by the compiler): one `let` of a Sendable closure.
     let chunk: @Sendable ([UInt8]) -> Void
     init(_ chunk: @escaping @Sendable ([UInt8]) -> Void) { self.chunk = chunk }
 }
