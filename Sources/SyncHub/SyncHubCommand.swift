@@ -132,8 +132,6 @@ struct SyncHubCommand: ParsableCommand {
         }
         hub.startStore()
         stopRequest.set { hub.server.stop() }
-        // The loop runs on this thread: the hub's state is this thread's.
-        hub.owner.claim()
         do throws(HTTPRefusal) {
             try hub.server.run { boundPort in
                 if hub.server.eventLoopFallback {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Logging
 
 /// Cluster mode's store: every board's log in Redis, spread over the
@@ -9,14 +10,16 @@ import Logging
 /// appender and follower, and a reader for loads and images), so a server
 /// that stops answering holds up only the boards it keeps (R16).
 final class SharedLog: BoardLog, @unchecked Sendable {
-    // Sendable: `shards` and `readers` are Sendable; `deliver` is set in
-    // `start()` before any thread that calls it runs; the rest are lets.
+    // Sendable: every stored property is a `let` of a Sendable type;
+    // `delivery` is a Mutex; each reader's connection is confined to its
+    // worker's thread (`StoreWorker` checks a ThreadOwner).
     let shards: [SharedLogShard]
     /// One reader per server: loads and images, on a connection of its own.
     private let readers: [StoreWorker<SharedLogReader>]
     let settings: SharedLogConnectionSettings
     private let logger: Logger
-    private var deliver: @Sendable ([StoreAnswer]) -> Void = { _ in }
+    private let delivery = Mutex<@Sendable ([StoreAnswer]) -> Void>({ _ in })
+    private var deliver: @Sendable ([StoreAnswer]) -> Void { delivery.withLock { $0 } }
 
     init(servers: [RedisServerAddress], settings: SharedLogConnectionSettings, logger: Logger) {
         self.settings = settings
@@ -87,7 +90,7 @@ final class SharedLog: BoardLog, @unchecked Sendable {
     }
 
     func start(deliver: @escaping @Sendable ([StoreAnswer]) -> Void) {
-        self.deliver = deliver
+        delivery.withLock { $0 = deliver }
         for shard in shards {
             shard.deliver = deliver
             shard.start()

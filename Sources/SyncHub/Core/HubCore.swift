@@ -126,7 +126,8 @@ struct HubCore {
     /// A text frame of `connection`: held while its board loads, its token
     /// checked while it has none, else parsed by its board's kind and taken.
     private mutating func frameArrived(_ bytes: UnsafeRawBufferPointer, from connection: UInt64, actions: inout [HubAction]) {
-        if pending[connection] != nil {
+        // `isEmpty` first: the common case (nobody waits) costs no hashing.
+        if !pending.isEmpty, pending[connection] != nil {
             holdFrame(.text(Array(bytes)), of: connection, actions: &actions)
             return
         }
@@ -134,7 +135,7 @@ struct HubCore {
             if awaiting[connection] != nil { authenticate(connection, bytes: bytes, actions: &actions) }
             return
         }
-        if let expiry = expiries[connection], wallClock >= expiry {
+        if !expiries.isEmpty, let expiry = expiries[connection], wallClock >= expiry {
             // A10: nothing is taken after `exp`, even before the tick closes it.
             expiries[connection] = nil
             counters.authExpired += 1

@@ -9,10 +9,10 @@ import WebSocketLoop
 /// happened) and carries out the actions the core returns, in order. It
 /// never waits for the store: a store action is handed to the `BoardLog`,
 /// whose answer comes back later through `server.post`. Runs on the
-/// server's service thread (`owner` checks it in debug builds).
+/// server's service thread (`server.owner` checks it in debug builds).
 final class HubServer: ServerDelegate, @unchecked Sendable {
     // Sendable: all state is touched only on the server's service thread
-    // (checked by `owner`, claimed when the loop starts); the store's
+    // (checked by `server.owner`, which `run` claims); the store's
     // threads reach it only through `server.post`.
     let server: WebSocketServer
     var core: HubCore
@@ -36,8 +36,6 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     /// HTTP requests waiting for the core (a board to be held) or the store
     /// (image bytes), by exchange: what to do with the answer.
     var httpSteps: [UInt64: (HTTPStep) -> Void] = [:]
-    /// The service thread, once the loop runs (`run`).
-    let owner = ThreadOwner("HubServer")
 
     init(options: ServerOptions, limits: HubLimits, policy: TransportPolicy = TransportPolicy(), verifier: TokenVerifier? = nil,
          metricsToken: String? = nil, log: BoardLog?, sequencing: Sequencing = .local, loadTimeoutNanos: UInt64 = 10_000_000_000,
@@ -62,7 +60,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     /// Hands `event` to the core and carries out what it says.
     @inline(__always)
     func handle(_ event: HubEvent) {
-        owner.check()
+        server.owner.check()
         carryOut(core.handle(event, at: clock()))
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Logging
 
 /// The embedded store as a `BoardLog`: one SQLite file (`BoardStore`) and
@@ -7,9 +8,9 @@ import Logging
 /// checkpointer. Only this hub orders its boards' changes (`Sequencing.local`),
 /// so proposals, folds and follows are never asked of it.
 final class EmbeddedBoardLog: BoardLog, @unchecked Sendable {
-    // Sendable: every property is a `let` of a Sendable type or set before
-    // `start()` (`deliver`); the writer, reader and checkpointer confine
-    // their connections to their own threads.
+    // Sendable: every stored property is a `let`; `delivery` is a Mutex;
+    // the writer, reader and checkpointer confine their connections to
+    // their own threads (each checks a ThreadOwner).
     private let writer: GroupCommitWriter
     private let reader: StoreWorker<BoardStore>
     private let checkpointer: WALCheckpointer
@@ -31,7 +32,7 @@ final class EmbeddedBoardLog: BoardLog, @unchecked Sendable {
     }
 
     func start(deliver: @escaping @Sendable ([StoreAnswer]) -> Void) {
-        self.deliver = deliver
+        delivery.withLock { $0 = deliver }
         writer.onCommitted = { records in deliver([.committed(records)]) }
         writer.onFailure = { error in deliver([.storeFailed(error)]) }
         checkpointer.onFailure = { [logger] error in
@@ -43,8 +44,9 @@ final class EmbeddedBoardLog: BoardLog, @unchecked Sendable {
         checkpointer.start()
     }
 
-    /// Set by `start()`, before any thread that calls it runs.
-    private var deliver: @Sendable ([StoreAnswer]) -> Void = { _ in }
+    /// Set by `start()`; read under its lock by whoever answers.
+    private let delivery = Mutex<@Sendable ([StoreAnswer]) -> Void>({ _ in })
+    private var deliver: @Sendable ([StoreAnswer]) -> Void { delivery.withLock { $0 } }
 
     func carry(_ request: StoreRequest) {
         switch request {
