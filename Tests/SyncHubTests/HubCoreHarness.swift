@@ -34,7 +34,7 @@ struct HubCoreHarness {
                 switch action {
                 case let .store(.commit(records)):
                     inFlight += records
-                case let .store(.load(ticket, board, _)) where answerLoads:
+                case let .store(.load(ticket, board, _, _)) where answerLoads:
                     queue.append(.store(.loaded(ticket: ticket, board: board.key, .success(stored))))
                 default:
                     out.append(action)
@@ -53,7 +53,7 @@ struct HubCoreHarness {
 
     /// The boards the store is asked to load in `actions`, by key.
     static func loads(_ actions: [HubAction]) -> [String] {
-        actions.compactMap { if case let .store(.load(_, board, _)) = $0 { board.key } else { nil } }
+        actions.compactMap { if case let .store(.load(_, board, _, _)) = $0 { board.key } else { nil } }
     }
 
     /// `board` is a board key (`BoardAddress.key`): "k" a letter board, "set/t" a Set table.

@@ -15,7 +15,7 @@ struct HubCoreLoadingTests {
     }
 
     static func tickets(_ actions: [HubAction]) -> [UInt64] {
-        actions.compactMap { if case let .store(.load(ticket, _, _)) = $0 { ticket } else { nil } }
+        actions.compactMap { if case let .store(.load(ticket, _, _, _)) = $0 { ticket } else { nil } }
     }
 
     static func loaded(_ ticket: UInt64, _ board: String, _ stored: StoredBoard? = nil) -> HubEvent {
@@ -115,6 +115,9 @@ struct HubCoreLoadingTests {
         hub.hold()
         #expect(hub.inFlight.isEmpty, "its frame is dropped with it")
         #expect(hub.core.boards["k"]?.members.isEmpty == true)
+        hub.advance(seconds: Double(HubLimits().evictAfterSeconds) + 1)
+        hub.handle(.tick)
+        #expect(!hub.core.holds(board: BoardAddress(key: "k")), "a board read for nobody is let go")
     }
 
     @Test func anHTTPRequestWaitsForItsBoardAndHearsWhetherItCame() throws {
@@ -131,6 +134,110 @@ struct HubCoreLoadingTests {
         let timedOut = hub.handle(.tick)
         #expect(!Self.tickets(other).isEmpty)
         #expect(timedOut.contains { if case .httpBoard(7, _, false, _) = $0 { true } else { false } })
+        hub.advance(seconds: Double(HubLimits().evictAfterSeconds))
+        hub.handle(.tick)
+        #expect(!hub.core.holds(board: shop), "a board held only for requests is let go")
+    }
+
+    /// Without a store nothing is evicted, so a request may not make more
+    /// boards than the limit either.
+    @Test func anInMemoryHubsHTTPRequestsKeepToTheBoardLimit() {
+        var limits = HubLimits()
+        limits.maxBoards = 2
+        var core = HubCore(hubReplica: ReplicaID(1), limits: limits)
+        var ready: [Bool] = []
+        for n in 0..<4 {
+            let actions = core.handle(.httpNeedsBoard(exchange: UInt64(n), board: BoardAddress(key: "shop/s\(n)")), at: HubClock(seconds: 1))
+            for case let .httpBoard(_, _, isReady, _) in actions { ready.append(isReady) }
+        }
+        #expect(ready == [true, true, false, false])
+        #expect(core.boards.count == 2)
+    }
+
+    /// Each waiter is bounded from when it came, also when it is carried to
+    /// another read.
+    @Test func aJoinWaitsAtMostItsOwnBoundAcrossReads() throws {
+        var hub = HubDouble(id: "a")
+        hub.handle(.upgraded(connection: 1, board: BoardAddress(key: "k")))
+        hub.clock.nanos += 6_000_000_000
+        hub.handle(.upgraded(connection: 2, board: BoardAddress(key: "k")))
+        let first = try #require(hub.loads.first)
+        let empty = StoredBoard(shared: SharedBoard(snapshot: nil, snapshotOffset: 0, epoch: "e1", entries: []))
+        hub.handle(.store(.loaded(ticket: first.ticket, board: "k", .success(empty))))
+        #expect(hub.core.boardOf[1] == "k")
+        hub.clock.nanos += 9_000_000_000
+        #expect(HubCoreLoadingTests.closes(hub.handle(.tick)).isEmpty, "2 came 9 s ago: within its 10 s")
+        hub.clock.nanos += 1_100_000_000
+        #expect(HubCoreLoadingTests.closes(hub.handle(.tick)) == ["2 1011 the board could not be read within 10.0 s; try again"])
+    }
+
+    /// A board dropped (its log lost history) while a join's tail was read
+    /// is read whole for that join, never built from the tail alone.
+    @Test func aBoardDroppedWhileItsTailIsReadIsReadWhole() throws {
+        var log = LogDouble()
+        var a = HubDouble(id: "a")
+        _ = a.join(1, "k", log: log)
+        for letter in ["A", "B", "C"] {
+            _ = a.frame(1, #"{"type":"select","letter":"\#(letter)"}"#)
+            _ = a.flush(into: &log)
+            _ = a.follow("k", log: log)
+        }
+        a.handle(.upgraded(connection: 2, board: BoardAddress(key: "k")))
+        let tail = try #require(a.loads.first)
+        #expect(tail.after == 3)
+        a.loads = []
+        a.handle(.store(.logHead(board: "k", epoch: "e1", lost: true)))
+        #expect(!a.core.holds(board: BoardAddress(key: "k")))
+        let partial = StoredBoard(shared: SharedBoard(snapshot: nil, snapshotOffset: 3, epoch: "e1", entries: []))
+        a.handle(.store(.loaded(ticket: tail.ticket, board: "k", .success(partial))))
+        #expect(a.core.boardOf[2] == nil, "not seated on a tail")
+        let whole = try #require(a.loads.first, "read again, whole")
+        #expect(whole.after == 0)
+        let all = StoredBoard(shared: SharedBoard(snapshot: nil, snapshotOffset: 0, epoch: "e1", entries: log.entries))
+        a.handle(.store(.loaded(ticket: whole.ticket, board: "k", .success(all))))
+        #expect(a.core.boardOf[2] == "k")
+        #expect(a.state("k")?["order"] as? [String] == ["A", "B", "C"])
+    }
+
+    /// A10 while waiting: a token that runs out during the board's read is
+    /// closed when the board comes, and none of its frames is taken.
+    @Test func aTokenThatRunsOutWhileItsBoardLoadsIsClosedAndNothingOfItIsTaken() async throws {
+        let (verifier, secret, _) = try await AuthFixtures.secretVerifier()
+        var hub = HubCoreHarness(verifier: verifier)
+        hub.clock = HubClock(nanos: 1_000_000_000, wall: AuthFixtures.now)
+        let soon = AuthFixtures.now.addingTimeInterval(2)
+        let token = try await AuthFixtures.mint(AuthFixtures.claims(sub: "ana", name: nil, exp: soon, boards: ["boards/*": "write"]), secret: secret)
+        hub.handle(.upgraded(connection: 1, board: BoardAddress(key: "k")), answerLoads: false)
+        let authed = hub.send(1, #"{"type":"auth","token":"\#(token)"}"#, answerLoads: false)
+        #expect(authed.contains { if case .authenticated(1) = $0 { true } else { false } }, "the pre-token limits stop while it waits")
+        hub.send(1, #"{"type":"select","letter":"A","ref":"a"}"#, answerLoads: false)
+        hub.advance(seconds: 3)
+        let seated = hub.handle(Self.loaded(try #require(Self.tickets(authed).first), "k"))
+        #expect(Self.closes(seated) == ["1 4401 token expired"])
+        hub.hold()
+        #expect(hub.inFlight.isEmpty, "its frame is not taken")
+    }
+
+    /// A key's lookup that fails, or takes too long, closes only the
+    /// connection that used it; the others on the board go on.
+    @Test func aKeyLookupThatFailsOrTimesOutClosesOnlyItsConnection() throws {
+        var hub = H()
+        hub.join(1, stored: StoredBoard(version: 0, checkpoint: nil, operations: [], hubReplica: nil, hasKeys: true))
+        hub.join(2)
+        #expect(HubCoreDeliveryTests.lookups(hub.send(1, #"{"type":"select","letter":"A","key":"old"}"#)) == ["old"])
+        hub.send(1, #"{"type":"select","letter":"B","ref":"behind"}"#)
+        hub.send(2, #"{"type":"select","letter":"C","ref":"c"}"#)
+        let failed = hub.handle(.store(.keyAnswer(board: "k", key: "old", .failure(StoreFailure(message: "disk I/O error")))))
+        #expect(Self.closes(failed) == ["1 1011 the store could not be read"])
+        let after = hub.commit()
+        #expect(H.frames(after, to: 2).first?["ref"] as? String == "c")
+        #expect(H.frames(after, to: 1).isEmpty, "nothing of 1 was taken")
+        #expect(H.published(after)?["order"] as? [String] == ["C"])
+        hub.join(3)
+        #expect(HubCoreDeliveryTests.lookups(hub.send(3, #"{"type":"select","letter":"D","key":"older"}"#)) == ["older"])
+        hub.advance(seconds: 10.5)
+        #expect(Self.closes(hub.handle(.tick)) == ["3 1011 the store could not be read in time"])
+        #expect(hub.core.counters.loadsTimedOut == 1)
     }
 
     @Test func inMemoryNothingIsLoaded() {

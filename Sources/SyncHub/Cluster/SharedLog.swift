@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Logging
+import WebSocketLoop
 
 /// Cluster mode's store: every board's log in Redis, spread over the
 /// `--redis` servers by a jump consistent hash of `KIND/NAME` (R1). The hub
@@ -106,8 +107,8 @@ final class SharedLog: BoardLog, @unchecked Sendable {
 
     func carry(_ request: StoreRequest) {
         switch request {
-        case let .load(ticket, board, after):
-            read(board) { reader throws(RedisFailure) in
+        case let .load(ticket, board, after, deadline):
+            read(board, skipAfter: deadline) { reader throws(RedisFailure) in
                 .loaded(ticket: ticket, board: board.key, .success(StoredBoard(shared: try reader.load(board.logName, after: after))))
             } failed: {
                 .loaded(ticket: ticket, board: board.key, .failure($0))
@@ -149,11 +150,16 @@ final class SharedLog: BoardLog, @unchecked Sendable {
     /// Runs `work` on the reader of `board`'s server. A failure marks the
     /// server down (new connections to its boards are refused, R8, until
     /// its follower reaches it again) and answers `failed`.
-    private func read(_ board: BoardAddress, _ work: @escaping @Sendable (SharedLogReader) throws(RedisFailure) -> StoreAnswer,
+    /// `skipAfter`: nobody waits for the answer after then (monotonic
+    /// nanoseconds): a stalled server's backlog does not hold up the reads
+    /// that came after it.
+    private func read(_ board: BoardAddress, skipAfter deadline: UInt64 = .max,
+                      _ work: @escaping @Sendable (SharedLogReader) throws(RedisFailure) -> StoreAnswer,
                       failed: @escaping @Sendable (StoreFailure) -> StoreAnswer) {
         let index = shardIndex(of: board.logName)
         let (deliver, shard, logger) = (self.deliver, shards[index], self.logger)
         let queued = readers[index].submit { reader in
+            guard WebSocketServer.nowNanos() < deadline else { return }
             do throws(RedisFailure) {
                 deliver([try work(reader)])
             } catch {

@@ -82,6 +82,12 @@ extension HubCore {
             actions.append(.close(connection: connection, code: 1013, reason: String(refusal.message.prefix(120))))
             return
         }
+        if let grant, wallClock >= grant.expiry {
+            // A10: it ran out while the board was read.
+            counters.authExpired += 1
+            actions.append(.close(connection: connection, code: 4401, reason: "token expired"))
+            return
+        }
         if let grant {
             admit(connection, to: board, grant: grant, actions: &actions)
         } else {

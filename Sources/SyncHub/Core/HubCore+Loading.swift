@@ -1,12 +1,14 @@
 import Foundation
 import SyncWire
 
-/// A board being read from the store: the request in flight (`ticket`) and
-/// who waits for it. The wait as a whole is bounded (`deadline`), whatever
-/// the store does meanwhile (R16).
+/// A board being read from the store: the request in flight (`ticket`,
+/// reading after offset `after`) and who waits for it. The request is
+/// abandoned at `deadline`; each waiter is bounded by its own deadline, set
+/// when it came, whatever the store does meanwhile (R16).
 struct BoardLoad {
     var ticket: UInt64
     var address: BoardAddress
+    var after: UInt64
     var deadline: UInt64
     /// Waiting for the read in flight.
     var waiting: [LoadWaiter] = []
@@ -16,17 +18,29 @@ struct BoardLoad {
     /// A held board read again because this hub fell behind its log.
     var catchUp = false
 
+    var everyone: [LoadWaiter] { waiting + next }
+
     var connectionCount: Int {
-        (waiting + next).reduce(0) { if case .connection = $1 { $0 + 1 } else { $0 } }
+        var count = 0
+        for waiter in waiting where waiter.connection != nil { count += 1 }
+        for waiter in next where waiter.connection != nil { count += 1 }
+        return count
     }
 }
 
-/// Who waits for a board's load.
-enum LoadWaiter {
-    /// A connection to put on the board (with its token's grant, auth on).
-    case connection(UInt64, grant: Grant?)
-    /// A plain HTTP request that needs the board held (`.httpBoard`).
-    case http(exchange: UInt64)
+/// Who waits for a board's load, and until when.
+struct LoadWaiter {
+    enum Who {
+        /// A connection to put on the board (with its token's grant, auth on).
+        case connection(UInt64, grant: Grant?)
+        /// A plain HTTP request that needs the board held (`.httpBoard`).
+        case http(exchange: UInt64)
+    }
+    var who: Who
+    /// When it came plus the bound of a load: past it, it is refused.
+    var deadline: UInt64
+
+    var connection: UInt64? { if case let .connection(id, _) = who { id } else { nil } }
 }
 
 /// A connection that cannot be served yet (its board loads, or a key it
@@ -81,32 +95,35 @@ extension HubCore {
             seat(connection, on: board, grant: grant, actions: &actions)
             return
         }
+        // Its token is good: the pre-token limits stop while it waits for its board.
+        if grant != nil { actions.append(.authenticated(connection: connection)) }
         pending[connection] = PendingConnection(board: board.key)
-        wait(.connection(connection, grant: grant), for: board, actions: &actions)
+        wait(LoadWaiter(who: .connection(connection, grant: grant), deadline: now &+ loadTimeoutNanos), for: board, actions: &actions)
     }
 
     /// An HTTP request needs `board` held: answered at once when it is (or
     /// no store is kept), else once the board is read.
     mutating func holdForHTTP(_ board: BoardAddress, exchange: UInt64, actions: inout [HubAction]) {
-        if needsLoad(board, joining: false) {
-            if let refusal = admits(board: board) {
-                actions.append(.httpBoard(exchange: exchange, board: board, ready: false, reason: refusal.message))
-                return
-            }
-            wait(.http(exchange: exchange), for: board, actions: &actions)
+        guard needsLoad(board, joining: false) else { return httpHold(board, exchange: exchange, actions: &actions) }
+        if loads[board.key] == nil, let refusal = admits(board: board) {
+            actions.append(.httpBoard(exchange: exchange, board: board, ready: false, reason: refusal.message))
             return
         }
-        httpHold(board, exchange: exchange, actions: &actions)
+        wait(LoadWaiter(who: .http(exchange: exchange), deadline: now &+ loadTimeoutNanos), for: board, actions: &actions)
     }
 
+    /// Answers an HTTP request whose board is held now, or is made now (no
+    /// store). A board held only for requests is let go like one whose
+    /// last member left (`hold` marks it empty).
     private mutating func httpHold(_ board: BoardAddress, exchange: UInt64, actions: inout [HubAction]) {
-        let held = boards[board.key] != nil
+        if boards[board.key] == nil, let refusal = admits(board: board) {
+            actions.append(.httpBoard(exchange: exchange, board: board, ready: false, reason: refusal.message))
+            return
+        }
         if let failure = hold(board, stored: nil, actions: &actions) {
             actions.append(.httpBoard(exchange: exchange, board: board, ready: false, reason: failure.reason))
             return
         }
-        // A board held only for this request is let go like one whose last member left.
-        if !held, let room = boards[board.key], room.members.isEmpty, room.emptySince == nil { room.emptySince = now }
         actions.append(.httpBoard(exchange: exchange, board: board, ready: true, reason: ""))
     }
 
@@ -114,20 +131,22 @@ extension HubCore {
     /// flight (or, in cluster mode, for one more read after it).
     private mutating func wait(_ waiter: LoadWaiter, for board: BoardAddress, actions: inout [HubAction]) {
         if var load = loads[board.key] {
-            if isShared, case .connection = waiter { load.next.append(waiter) } else { load.waiting.append(waiter) }
+            if isShared, waiter.connection != nil { load.next.append(waiter) } else { load.waiting.append(waiter) }
             loads[board.key] = load
             return
         }
-        var load = requestLoad(board, actions: &actions)
-        load.waiting.append(waiter)
-        loads[board.key] = load
+        requestLoad(board, for: [waiter], actions: &actions)
     }
 
-    private mutating func requestLoad(_ board: BoardAddress, catchUp: Bool = false, actions: inout [HubAction]) -> BoardLoad {
+    /// Asks the store for `board` (the whole board, or in cluster mode the
+    /// tail after what this hub applied) for `waiters`.
+    private mutating func requestLoad(_ board: BoardAddress, for waiters: [LoadWaiter], catchUp: Bool = false,
+                                      actions: inout [HubAction]) {
         nextTicket += 1
         let after = isShared ? boards[board.key]?.shared.applied ?? 0 : 0
-        actions.append(.store(.load(ticket: nextTicket, board: board, after: after)))
-        return BoardLoad(ticket: nextTicket, address: board, deadline: now &+ loadTimeoutNanos, catchUp: catchUp)
+        let deadline = now &+ loadTimeoutNanos
+        actions.append(.store(.load(ticket: nextTicket, board: board, after: after, deadline: deadline)))
+        loads[board.key] = BoardLoad(ticket: nextTicket, address: board, after: after, deadline: deadline, waiting: waiters, catchUp: catchUp)
     }
 
     /// Cluster mode: this hub fell behind `board`'s log (a fold trimmed
@@ -139,19 +158,20 @@ extension HubCore {
             loads[board] = load
             return
         }
-        loads[board] = requestLoad(room.address, catchUp: true, actions: &actions)
+        counters.sharedGaps += 1
+        requestLoad(room.address, for: [], catchUp: true, actions: &actions)
     }
 
     /// The store's answer to a load.
     mutating func loaded(_ board: String, ticket: UInt64, result: Result<StoredBoard?, StoreFailure>, actions: inout [HubAction]) {
-        guard var load = loads[board], load.ticket == ticket else { return }  // timed out (or superseded): too late
+        guard let load = loads[board], load.ticket == ticket else { return }  // abandoned at its deadline: too late
         loads[board] = nil
         switch result {
-        case let .failure(failure):
+        case .failure:
+            // The store logged why; the clients hear that it could not be read.
             counters.boardsUnreadable += 1
             let reason = isShared ? "the hub cannot reach its store; try again" : "board could not be loaded"
-            fail(load.waiting + load.next, board: load.address, reason: reason, actions: &actions)
-            _ = failure
+            fail(load.everyone, board: load.address, code: 1011, reason: reason, actions: &actions)
             if load.catchUp, let room = boards[board] {
                 counters.sharedGaps += 1
                 drop(room, code: 1012, reason: "this hub fell behind the board's shared log; reconnect", actions: &actions)
@@ -160,24 +180,25 @@ extension HubCore {
         case let .success(stored):
             if boards[board] != nil {
                 if isShared, let log = stored?.shared { applyFresh(log, to: board, actions: &actions) }
+            } else if load.after > 0 {
+                // Dropped while its tail was read (the log lost history):
+                // what came is not the whole board. Read it whole.
+                requestLoad(load.address, for: load.everyone, actions: &actions)
+                return
             } else if let failure = hold(load.address, stored: stored, actions: &actions) {
-                for waiter in load.waiting + load.next {
-                    refuse(waiter, board: load.address, code: failure.code, reason: failure.reason, actions: &actions)
-                }
+                fail(load.everyone, board: load.address, code: failure.code, reason: failure.reason, actions: &actions)
                 return
             }
             guard boards[board] != nil else {
-                // The log lost the history this hub held while it was read
-                // (dropped): everyone waiting is served by a read afresh.
-                var again = requestLoad(load.address, actions: &actions)
-                again.waiting = load.waiting + load.next
-                loads[board] = again
+                // Applying it dropped the board (the log lost the history
+                // this hub held): everyone waits for a read afresh.
+                requestLoad(load.address, for: load.everyone, actions: &actions)
                 return
             }
             if var again = loads[board] {
                 // Applying it showed a gap (a catch-up is asked for): everyone
                 // waits for that read.
-                again.waiting += load.waiting + load.next
+                again.waiting += load.everyone
                 loads[board] = again
                 return
             }
@@ -186,10 +207,7 @@ extension HubCore {
             }
             if !load.next.isEmpty {
                 // Those who came after this read was asked for wait for one more.
-                var again = requestLoad(load.address, actions: &actions)
-                again.waiting = load.next
-                loads[board] = again
-                load.next = []
+                requestLoad(load.address, for: load.next, actions: &actions)
             }
             for waiter in load.waiting { serve(waiter, on: load.address, actions: &actions) }
         }
@@ -208,26 +226,34 @@ extension HubCore {
     /// A waiter whose board is held now: a connection is seated and its
     /// frames taken in order; an HTTP request is told.
     private mutating func serve(_ waiter: LoadWaiter, on board: BoardAddress, actions: inout [HubAction]) {
-        switch waiter {
+        switch waiter.who {
         case let .http(exchange):
             httpHold(board, exchange: exchange, actions: &actions)
         case let .connection(connection, grant):
             guard let waiting = pending.removeValue(forKey: connection) else { return }  // left meanwhile
+            let start = actions.count
             seat(connection, on: board, grant: grant, actions: &actions)
+            guard !closes(connection, in: actions, from: start) else { return }
             replay(waiting.frames, of: connection, actions: &actions)
         }
     }
 
+    /// Whether `actions[start...]` closes `connection`: nothing more of it is taken then.
+    private func closes(_ connection: UInt64, in actions: [HubAction], from start: Int) -> Bool {
+        actions[start...].contains { if case let .close(id, _, _) = $0 { id == connection } else { false } }
+    }
+
     /// Frames a connection sent while it waited, taken as if they came now,
-    /// until one makes it wait again (a key to look up).
+    /// until one makes it wait again (a key to look up) or closes it.
     private mutating func replay(_ frames: [HeldFrame], of connection: UInt64, actions: inout [HubAction]) {
+        let start = actions.count
         for (index, frame) in frames.enumerated() {
             if pending[connection] != nil {
                 // Waiting again: the rest stays in order behind what made it wait.
                 pending[connection]?.frames += frames[index...]
                 return
             }
-            guard boardOf[connection] != nil else { return }  // closed meanwhile
+            guard boardOf[connection] != nil, !closes(connection, in: actions, from: start) else { return }
             switch frame {
             case let .text(bytes):
                 bytes.withUnsafeBytes { frameArrivedAgain($0, from: connection, actions: &actions) }
@@ -263,7 +289,7 @@ extension HubCore {
         let size = if case let .text(bytes) = frame { bytes.count } else { 0 }
         guard waiting.frames.count < PendingConnection.maxFrames, waiting.bytes + size <= PendingConnection.maxBytes else {
             pending[connection] = nil
-            stopWaiting(connection)
+            stopWaiting(connection, board: waiting.board)
             actions.append(.close(connection: connection, code: 1008, reason: "too many frames while the board was loading"))
             return
         }
@@ -272,53 +298,63 @@ extension HubCore {
         pending[connection] = waiting
     }
 
-    /// A waiting connection that closes or is closed: out of every wait list.
-    mutating func stopWaiting(_ connection: UInt64) {
-        for (board, var load) in loads {
-            let before = load.waiting.count + load.next.count
-            load.waiting.removeAll { if case let .connection(id, _) = $0 { id == connection } else { false } }
-            load.next.removeAll { if case let .connection(id, _) = $0 { id == connection } else { false } }
-            if load.waiting.count + load.next.count != before { loads[board] = load }
+    /// A waiting connection that closes or is closed: out of its board's wait lists.
+    mutating func stopWaiting(_ connection: UInt64, board: String) {
+        if var load = loads[board] {
+            load.waiting.removeAll { $0.connection == connection }
+            load.next.removeAll { $0.connection == connection }
+            loads[board] = load
         }
-        for (id, var lookup) in keyLookups where lookup.connections.contains(connection) {
+        for (id, var lookup) in keyLookups where id.board == board && lookup.connections.contains(connection) {
             lookup.connections.removeAll { $0 == connection }
             keyLookups[id] = lookup
         }
     }
 
     /// Waiters whose board could not be read: closed (a connection) or told (HTTP).
-    private mutating func fail(_ waiters: [LoadWaiter], board: BoardAddress, reason: String, actions: inout [HubAction]) {
-        for waiter in waiters { refuse(waiter, board: board, code: 1011, reason: reason, actions: &actions) }
-    }
-
-    private mutating func refuse(_ waiter: LoadWaiter, board: BoardAddress, code: UInt16, reason: String, actions: inout [HubAction]) {
-        switch waiter {
-        case let .connection(connection, _):
-            guard pending.removeValue(forKey: connection) != nil else { return }
-            actions.append(.close(connection: connection, code: code, reason: reason))
-        case let .http(exchange):
-            actions.append(.httpBoard(exchange: exchange, board: board, ready: false, reason: reason))
+    private mutating func fail(_ waiters: [LoadWaiter], board: BoardAddress, code: UInt16, reason: String, actions: inout [HubAction]) {
+        for waiter in waiters {
+            switch waiter.who {
+            case let .connection(connection, _):
+                guard pending.removeValue(forKey: connection) != nil else { continue }
+                actions.append(.close(connection: connection, code: code, reason: reason))
+            case let .http(exchange):
+                actions.append(.httpBoard(exchange: exchange, board: board, ready: false, reason: reason))
+            }
         }
     }
 
-    /// Loads and lookups past their deadline: whoever waits is closed (or
-    /// told), as if the store had failed; a late answer is ignored.
+    /// Waiters past their own deadline are refused (counted), whatever the
+    /// store does; a request past its deadline is abandoned (a late answer
+    /// is ignored) and asked again for those still within theirs. A
+    /// catch-up that cannot be read in time drops the board.
     mutating func expireLoads(actions: inout [HubAction]) {
-        for (board, load) in loads where now >= load.deadline {
+        guard !loads.isEmpty || !keyLookups.isEmpty else { return }
+        let reason = "the board could not be read within \(Double(loadTimeoutNanos) / 1e9) s; try again"
+        for (board, var load) in loads {
+            let late = load.everyone.filter { now >= $0.deadline }
+            if !late.isEmpty {
+                counters.loadsTimedOut += UInt64(late.count)
+                fail(late, board: load.address, code: 1011, reason: reason, actions: &actions)
+                load.waiting.removeAll { now >= $0.deadline }
+                load.next.removeAll { now >= $0.deadline }
+                loads[board] = load
+            }
+            guard now >= load.deadline else { continue }
             loads[board] = nil
-            counters.loadsTimedOut += 1
-            let seconds = Double(loadTimeoutNanos) / 1e9
-            fail(load.waiting + load.next, board: load.address, reason: "the board could not be read within \(seconds) s; try again",
-                 actions: &actions)
             if load.catchUp, let room = boards[board] {
                 counters.sharedGaps += 1
+                fail(load.everyone, board: load.address, code: 1012, reason: "this hub fell behind the board's shared log; reconnect",
+                     actions: &actions)
                 drop(room, code: 1012, reason: "this hub fell behind the board's shared log; reconnect", actions: &actions)
+            } else if !load.everyone.isEmpty {
+                requestLoad(load.address, for: load.everyone, actions: &actions)
             }
         }
         for (id, lookup) in keyLookups where now >= lookup.deadline {
             keyLookups[id] = nil
-            counters.loadsTimedOut += 1
             for connection in lookup.connections where pending.removeValue(forKey: connection) != nil {
+                counters.loadsTimedOut += 1
                 actions.append(.close(connection: connection, code: 1011, reason: "the store could not be read in time"))
             }
         }
@@ -345,11 +381,11 @@ extension HubCore {
     mutating func keyAnswered(_ key: String, board: String, result: Result<KeyedAnswer?, StoreFailure>, actions: inout [HubAction]) {
         guard let lookup = keyLookups.removeValue(forKey: KeyLookup.ID(board: board, key: key)) else { return }
         switch result {
-        case let .failure(failure):
+        case .failure:
+            // The store logged why.
             for connection in lookup.connections where pending.removeValue(forKey: connection) != nil {
                 actions.append(.close(connection: connection, code: 1011, reason: "the store could not be read"))
             }
-            _ = failure
         case let .success(answer):
             if let answer { boards[board]?.keys.remember(key, answer: answer) }
             for connection in lookup.connections {

@@ -138,7 +138,6 @@ extension HubCore {
             // again (`takeReloads`, `.reloaded`); its thin clients stay and see
             // the newer state, its replica clients reconnect for a fresh sync
             // (their relays would miss what was folded).
-            counters.sharedGaps += 1
             catchUp(board, actions: &actions)
         }
     }

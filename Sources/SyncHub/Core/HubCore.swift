@@ -85,7 +85,9 @@ struct HubCore {
                 ? PathRefusal(status: 503, message: "board \(board) is full: \(limits.maxClientsPerBoard) connections")
                 : nil
         }
-        return boards.count + loads.count >= limits.maxBoards
+        // Boards being read count too (a held board's read counts once).
+        let reading = loads.isEmpty ? 0 : loads.keys.reduce(0) { boards[$1] == nil ? $0 + 1 : $0 }
+        return boards.count + reading >= limits.maxBoards
             ? PathRefusal(status: 503, message: "the hub holds its limit of \(limits.maxBoards) boards; try later")
             : nil
     }
@@ -163,7 +165,7 @@ struct HubCore {
     }
 
     private mutating func binaryArrived(from connection: UInt64, actions: inout [HubAction]) {
-        if pending[connection] != nil {
+        if !pending.isEmpty, pending[connection] != nil {
             holdFrame(.binary, of: connection, actions: &actions)
             return
         }
@@ -311,6 +313,9 @@ struct HubCore {
         do {
             let room = try kind.makeRoom(address: address, hubReplica: hubReplica, stored: stored, limits: limits)
             boards[board] = room
+            // Empty until someone joins (`join` clears it): a board held for
+            // nobody (an HTTP request, a joiner gone meanwhile) is let go.
+            room.emptySince = now
             if let shared = stored?.shared, !room.applyShared(shared.entries, core: &self, actions: &actions) {
                 boards[board] = nil
                 counters.sharedGaps += 1
@@ -327,7 +332,7 @@ struct HubCore {
     private mutating func leave(_ connection: UInt64, actions: inout [HubAction]) {
         awaiting[connection] = nil
         expiries[connection] = nil
-        if pending.removeValue(forKey: connection) != nil { stopWaiting(connection) }
+        if let waiting = pending.removeValue(forKey: connection) { stopWaiting(connection, board: waiting.board) }
         guard let board = boardOf.removeValue(forKey: connection) else { return }
         boards[board]?.members[connection] = nil
         boards[board]?.audienceChanged()

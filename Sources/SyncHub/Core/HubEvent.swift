@@ -43,14 +43,14 @@ enum HubEvent {
     /// one batch, and every board that changed is published once.
     case turnEnded
     /// A store answered a request (`HubAction.store`).
-    case store(StoreAnswer)
+    indirect case store(StoreAnswer)
     /// A plain HTTP request (`exchange`) needs `board` held (a shop read or
     /// upload): answered with `.httpBoard` once it is, or cannot be.
     case httpNeedsBoard(exchange: UInt64, board: BoardAddress)
     /// A change a plain HTTP request makes on a held board (a shop image's
     /// name, P4), its answer sent to `HubCore.httpAnswerID(exchange)`. The
     /// shell checked who may make it (A13).
-    case httpIntent(exchange: UInt64, board: BoardAddress, ParsedFrame)
+    indirect case httpIntent(exchange: UInt64, board: BoardAddress, ParsedFrame)
 }
 
 /// What the shell must do, in order.
@@ -68,10 +68,11 @@ enum HubAction {
     /// (time to present one, bytes before one) stop applying to it.
     case authenticated(connection: UInt64)
     /// Work for the board store (`BoardLog`); its answer comes back as `.store`.
-    case store(StoreRequest)
+    /// (Indirect, as the other large cases: an action stays small to move.)
+    indirect case store(StoreRequest)
     /// The board an HTTP request waited for is held now (`ready`), or could
     /// not be loaded (`reason`).
-    case httpBoard(exchange: UInt64, board: BoardAddress, ready: Bool, reason: String)
+    indirect case httpBoard(exchange: UInt64, board: BoardAddress, ready: Bool, reason: String)
 }
 
 /// Work for a board store. Every request returns at once; the answers the
@@ -80,7 +81,9 @@ enum StoreRequest: Sendable {
     /// Read `board`: the whole board (`after` 0), or, from a shared log, the
     /// entries after offset `after` (the snapshot too when they are gone).
     /// Answered `.loaded` with the same `ticket`.
-    case load(ticket: UInt64, board: BoardAddress, after: UInt64)
+    /// Nobody waits for it after `deadline` (monotonic nanoseconds): a store
+    /// may skip it then, and its answer is ignored.
+    case load(ticket: UInt64, board: BoardAddress, after: UInt64, deadline: UInt64)
     /// The first answer to a keyed intent, when the board's key memory no
     /// longer holds it. Answered `.keyAnswer`.
     case lookUpKey(board: String, key: String)

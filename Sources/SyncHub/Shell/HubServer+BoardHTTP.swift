@@ -68,6 +68,8 @@ extension HubServer {
     /// read only for a request is let go like one whose last member left.
     /// The store is never waited for on the service thread (R16).
     func withBoard(_ board: BoardAddress, exchange: UInt64, then: @escaping (Bool) -> Void) {
+        // R8: a board whose store is known to be down is refused at once.
+        if let log, !core.holds(board: board), !log.isUp(board) { return then(false) }
         httpSteps[exchange] = { step in
             guard case let .board(ready, _) = step else { return then(false) }
             then(ready)

@@ -53,9 +53,12 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         server.delegate = self
     }
 
-    /// The moment of an event, for the core.
+    /// The moment of an event, for the core. The wall clock only matters to
+    /// tokens: an open hub does not read it.
     @inline(__always)
-    func clock() -> HubClock { HubClock(nanos: WebSocketServer.nowNanos(), wall: Date()) }
+    func clock() -> HubClock {
+        HubClock(nanos: WebSocketServer.nowNanos(), wall: core.authRequired ? Date() : Date(timeIntervalSince1970: 0))
+    }
 
     /// Hands `event` to the core and carries out what it says.
     @inline(__always)
@@ -67,6 +70,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     // MARK: ServerDelegate
 
     func admit(upgrade request: RequestHead) -> Result<Admission, HTTPRefusal> {
+        server.owner.check()
         if let refusal = gate.admit(request, now: WebSocketServer.nowNanos()) {
             logger.debug("upgrade refused", metadata: ["request": "\(request)", "status": "\(refusal.status)"])
             return .failure(refusal)
@@ -139,6 +143,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     var maxRequestBodyBytes: Int { HostedKinds.largestRequestBody }
 
     func admitBody(of request: RequestHead) -> HTTPResponse? {
+        server.owner.check()
         if let refusal = gate.refuseQueryToken(request) { return .text(refusal.status, refusal.message) }
         for kind in HostedKinds.withHTTP {
             switch kind.admitBody(of: request, on: self) {
@@ -151,6 +156,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     }
 
     func respond(to request: RequestHead, body: [UInt8], exchange: UInt64) -> HTTPResponse? {
+        server.owner.check()
         if let refusal = gate.refuseQueryToken(request) {
             return HTTPResponse(status: refusal.status, contentType: "text/plain", body: Array((refusal.message + "\n").utf8))
         }
@@ -223,6 +229,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     }
 
     private func storeAnswered(_ answer: StoreAnswer) {
+        server.owner.check()
         switch answer {
         case let .storeFailed(error):
             guard storeFailure == nil else { return }

@@ -38,6 +38,7 @@ final class StoreWorker<Resource>: @unchecked Sendable {
     private var jobs: [@Sendable (Resource) -> Void] = []
     private var stopping = false
     private var finished = false
+    private var started = false
     private var resource: Resource
     private let owner: ThreadOwner
     private let name: String
@@ -54,6 +55,9 @@ final class StoreWorker<Resource>: @unchecked Sendable {
     }
 
     func start() {
+        condition.lock()
+        started = true
+        condition.unlock()
         let thread = Thread { [self] in run() }
         thread.name = name
         thread.start()
@@ -76,7 +80,7 @@ final class StoreWorker<Resource>: @unchecked Sendable {
         condition.lock()
         stopping = true
         condition.broadcast()
-        while !finished { condition.wait() }
+        while started && !finished { condition.wait() }
         condition.unlock()
     }
 

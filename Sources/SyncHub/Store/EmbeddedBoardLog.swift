@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Logging
+import WebSocketLoop
 
 /// The embedded store as a `BoardLog`: one SQLite file (`BoardStore`) and
 /// three threads, each with its own connection: the group-commit writer
@@ -52,8 +53,8 @@ final class EmbeddedBoardLog: BoardLog, @unchecked Sendable {
         switch request {
         case let .commit(records):
             writer.submit(records)
-        case let .load(ticket, board, _):
-            read(or: { .loaded(ticket: ticket, board: board.key, .failure($0)) }) { store in
+        case let .load(ticket, board, _, deadline):
+            read(skipAfter: deadline, or: { .loaded(ticket: ticket, board: board.key, .failure($0)) }) { store in
                 .loaded(ticket: ticket, board: board.key, .success(try store.load(board: board.key)))
             }
         case let .lookUpKey(board, key):
@@ -79,11 +80,13 @@ final class EmbeddedBoardLog: BoardLog, @unchecked Sendable {
 
     /// Runs `work` on the reader; a failure (or a queue already full)
     /// answers `failed` instead.
-    private func read(or failed: @escaping @Sendable (StoreFailure) -> StoreAnswer,
+    /// `skipAfter`: nobody waits for the answer after then (monotonic nanoseconds).
+    private func read(skipAfter deadline: UInt64 = .max, or failed: @escaping @Sendable (StoreFailure) -> StoreAnswer,
                       _ work: @escaping @Sendable (BoardStore) throws -> StoreAnswer) {
         let deliver = self.deliver
         let logger = self.logger
         let queued = reader.submit { store in
+            guard WebSocketServer.nowNanos() < deadline else { return }
             do {
                 deliver([try work(store)])
             } catch {

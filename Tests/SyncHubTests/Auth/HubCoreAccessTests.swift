@@ -153,7 +153,8 @@ import Testing
         fixture.hub.handle(.upgraded(connection: 2, board: BoardAddress(key: "k")), answerLoads: false)
         let good = fixture.hub.send(2, Self.authFrame(try await fixture.token(sub: "ana")), answerLoads: false)
         #expect(HubCoreHarness.loads(good) == ["k"], "a valid token reads its board")
-        #expect(!good.contains { if case .authenticated = $0 { true } else { false } }, "admitted once the board is read")
+        #expect(good.contains { if case .authenticated(2) = $0 { true } else { false } }, "its token is good: the pre-token limits stop")
+        #expect(fixture.hub.core.boardOf[2] == nil, "seated once the board is read")
         #expect(fixture.hub.core.counters.boardReads == 1)
     }
 

@@ -48,7 +48,7 @@ struct HubDouble {
                 switch action {
                 case let .store(.propose(new)): proposals += new
                 case let .store(.fold(fold)): folds.append(fold)
-                case let .store(.load(ticket, board, after)):
+                case let .store(.load(ticket, board, after, _)):
                     if let stored {
                         queue.append(.store(.loaded(ticket: ticket, board: board.key, .success(StoredBoard(shared: stored)))))
                     } else if let log {

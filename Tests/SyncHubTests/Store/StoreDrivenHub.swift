@@ -74,7 +74,7 @@ final class StoreDrivenHub {
         guard let pending = rawPending else {
             rawTicket += 1
             rawPending = rawTicket
-            log.carry(.load(ticket: rawTicket, board: BoardAddress(key: board), after: 0))
+            log.carry(.load(ticket: rawTicket, board: BoardAddress(key: board), after: 0, deadline: .max))
             return nil
         }
         guard let answer = rawAnswers.removeValue(forKey: pending) else { return nil }
