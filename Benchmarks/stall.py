@@ -65,36 +65,13 @@ HEALTHY_SHARD, STALLED_SHARD = 1, 0                       # --redis order: serve
 
 
 # ------------------------------------------------------- board placement ----
-# A copy of cluster_support.redis_shard_of (which imports pytest, absent
-# here); the placement is checked in Redis before measuring.
-
-_MASK64 = (1 << 64) - 1
-
-
-def fnv1a64(text):
-    h = 0xCBF29CE484222325
-    for byte in text.encode():
-        h = ((h ^ byte) * 0x100000001B3) & _MASK64
-    return h
-
-
-def jump_hash(key, buckets):
-    b, j, k = -1, 0, key
-    while j < buckets:
-        b = j
-        k = (k * 2862933555777941757 + 1) & _MASK64
-        j = int(float(b + 1) * (float(1 << 31) / float((k >> 33) + 1)))
-    return max(0, b)
+# The hub's placement of boards on servers (Tests/python/board_shards.py).
+from board_shards import boards_on_shard  # noqa: E402  (stdlib only)
 
 
 def letter_boards_on(shard, servers, prefix):
     """Letter board names prefix-0, prefix-1, ... held by server `shard`."""
-    n = 0
-    while True:
-        name = f"{prefix}-{n}"
-        if jump_hash(fnv1a64("letters/" + name), servers) == shard:
-            yield name
-        n += 1
+    return boards_on_shard("boards", shard, servers, prefix)
 
 
 # ------------------------------------------------------------ processes ----

@@ -177,11 +177,7 @@ struct HubCoreLoadingTests {
         var log = LogDouble()
         var a = HubDouble(id: "a")
         _ = a.join(1, "k", log: log)
-        for letter in ["A", "B", "C"] {
-            _ = a.frame(1, #"{"type":"select","letter":"\#(letter)"}"#)
-            _ = a.flush(into: &log)
-            _ = a.follow("k", log: log)
-        }
+        a.select(["A", "B", "C"], by: 1, into: &log)
         a.handle(.upgraded(connection: 2, board: BoardAddress(key: "k")))
         let tail = try #require(a.loads.first)
         #expect(tail.after == 3)
@@ -273,11 +269,7 @@ struct HubCoreLoadingTests {
         var a = HubDouble(id: "a", foldEvery: 3), b = HubDouble(id: "b")
         _ = a.join(1, "k", log: log)
         _ = b.join(2, "k", log: log)
-        for letter in ["A", "B", "C", "D"] {
-            _ = a.frame(1, #"{"type":"select","letter":"\#(letter)"}"#)
-            _ = a.flush(into: &log)
-            _ = a.follow("k", log: log)
-        }
+        a.select(["A", "B", "C", "D"], by: 1, into: &log)
         b.handle(.store(.sequenced(board: "k", entries: [log.entries[3]])))
         let reload = try #require(b.loads.first)
         let dropped = b.handle(.store(.loaded(ticket: reload.ticket, board: "k", .failure(StoreFailure(message: "timeout")))))

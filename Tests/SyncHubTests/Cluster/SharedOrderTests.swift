@@ -91,6 +91,16 @@ struct HubDouble {
         return actions
     }
 
+    /// Selects each of `letters` through `connection`, one at a time: proposed,
+    /// appended to `log`, and applied back (a fold offered on the way is kept).
+    mutating func select(_ letters: [String], by connection: UInt64, into log: inout LogDouble) {
+        for letter in letters {
+            _ = frame(connection, #"{"type":"select","letter":"\#(letter)"}"#)
+            _ = flush(into: &log)
+            _ = follow("k", log: log)
+        }
+    }
+
     /// Hands the core the log's entries it has not seen (the follower).
     mutating func follow(_ key: String, log: LogDouble) -> [HubAction] {
         let from = Int(core.boards[key]?.shared.applied ?? 0)
@@ -201,11 +211,7 @@ struct SharedOrderTests {
         var a = HubDouble(id: "a", foldEvery: 3), b = HubDouble(id: "b")
         _ = a.join(1, "k", log: log)
         _ = b.join(2, "k", log: log)
-        for letter in ["A", "B", "C", "D"] {
-            _ = a.frame(1, #"{"type":"select","letter":"\#(letter)"}"#)
-            _ = a.flush(into: &log)
-            _ = a.follow("k", log: log)
-        }
+        a.select(["A", "B", "C", "D"], by: 1, into: &log)
         let fold = try #require(a.folds.first)
         // b missed entries 1-3 (trimmed); it hears of entry 4 first.
         let actions = b.handle(.store(.sequenced(board: "k", entries: [log.entries[3]])))

@@ -57,6 +57,14 @@ final class StorePlace {
         return hub
     }
 
+    /// A hub on this store with `connection` seated on `board` (its read answered).
+    func hub(_ id: String, seating connection: UInt64, on board: String = "k") throws -> StoreDrivenHub {
+        let hub = try hub(id)
+        hub.join(connection, board)
+        #expect(hub.wait { $0.core.boardOf[connection] == board }, "seated on \(board)")
+        return hub
+    }
+
     /// Makes the store unreadable: the redis-server stops; the SQLite
     /// file's pages after the first are overwritten.
     func breakStore() throws {
@@ -87,9 +95,7 @@ final class StorePlace {
     func aBoardNeverWrittenLoadsEmpty(_ store: StoreUnderTest) throws {
         let place = try StorePlace(store)
         defer { place.stop() }
-        let hub = try place.hub("a")
-        hub.join(1, "k")
-        #expect(hub.wait { $0.core.boardOf[1] == "k" })
+        let hub = try place.hub("a", seating: 1)
         #expect(hub.state("k")?["order"] as? [String] == [])
         #expect(hub.state("k")?["version"] as? Int == 0)
     }
@@ -98,16 +104,12 @@ final class StorePlace {
     func whatWasAcknowledgedIsLoadedBackByAFreshHub(_ store: StoreUnderTest) throws {
         let place = try StorePlace(store)
         defer { place.stop() }
-        let first = try place.hub("a")
-        first.join(1, "k")
-        #expect(first.wait { $0.core.boardOf[1] == "k" })
+        let first = try place.hub("a", seating: 1)
         for (index, letter) in ["Q", "U", "I"].enumerated() { first.send(1, #"{"type":"select","letter":"\#(letter)","ref":"r\#(index)"}"#) }
         #expect(first.wait { Self.acked($0, "r2") })
         #expect(first.answer("r2", to: 1)?["version"] as? Int == 3)
         first.stop()
-        let fresh = try place.hub("b")
-        fresh.join(7, "k")
-        #expect(fresh.wait { $0.core.boardOf[7] == "k" })
+        let fresh = try place.hub("b", seating: 7)
         #expect(fresh.state("k")?["order"] as? [String] == ["Q", "U", "I"])
         #expect(fresh.state("k")?["version"] as? Int == 3)
     }
@@ -116,9 +118,7 @@ final class StorePlace {
     func aFoldKeepsTheStateAndShortensWhatALoadReads(_ store: StoreUnderTest) throws {
         let place = try StorePlace(store, keptOperations: 16)
         defer { place.stop() }
-        let first = try place.hub("a")
-        first.join(1, "k")
-        #expect(first.wait { $0.core.boardOf[1] == "k" })
+        let first = try place.hub("a", seating: 1)
         for round in 0..<24 {
             first.send(1, #"{"type":"select","letter":"A","ref":"s\#(round)"}"#)
             first.send(1, #"{"type":"deselect","letter":"A","ref":"d\#(round)"}"#)
@@ -136,9 +136,7 @@ final class StorePlace {
         }
         #expect(folded, "the store keeps a fold instead of every change")
         first.stop()
-        let fresh = try place.hub("b")
-        fresh.join(2, "k")
-        #expect(fresh.wait { $0.core.boardOf[2] == "k" })
+        let fresh = try place.hub("b", seating: 2)
         #expect(fresh.state("k")?["order"] as? [String] == ["Z"])
         #expect(fresh.state("k")?["version"] as? Int == 49)
     }
@@ -147,15 +145,11 @@ final class StorePlace {
     func aKeyedIntentResentToAFreshHubGetsItsFirstAnswer(_ store: StoreUnderTest) throws {
         let place = try StorePlace(store)
         defer { place.stop() }
-        let first = try place.hub("a")
-        first.join(1, "k")
-        #expect(first.wait { $0.core.boardOf[1] == "k" })
+        let first = try place.hub("a", seating: 1)
         first.send(1, #"{"type":"select","letter":"K","ref":"first","key":"key-1"}"#)
         #expect(first.wait { Self.acked($0, "first") })
         first.stop()
-        let fresh = try place.hub("b")
-        fresh.join(2, "k")
-        #expect(fresh.wait { $0.core.boardOf[2] == "k" })
+        let fresh = try place.hub("b", seating: 2)
         fresh.send(2, #"{"type":"select","letter":"K","ref":"again","key":"key-1"}"#)
         #expect(fresh.wait { Self.acked($0, "again", to: 2) })
         let again = fresh.answer("again", to: 2)
@@ -193,9 +187,7 @@ final class StorePlace {
     func aLoadFromAStoreThatCannotBeReadClosesItsClientWith1011(_ store: StoreUnderTest) throws {
         let place = try StorePlace(store)
         defer { place.stop() }
-        let first = try place.hub("a")
-        first.join(1, "k")
-        #expect(first.wait { $0.core.boardOf[1] == "k" })
+        let first = try place.hub("a", seating: 1)
         first.send(1, #"{"type":"select","letter":"A","ref":"a"}"#)
         #expect(first.wait { Self.acked($0, "a") })
         first.stop()
