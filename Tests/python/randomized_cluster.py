@@ -378,6 +378,7 @@ class Cluster:
         self.hubs = [None] * HUBS
         self.starting = [None] * HUBS  # background start tasks
         self.launching = [None] * HUBS  # a hub process started, not listening yet
+        self.starts = [0] * HUBS  # how many times each hub was started (its id: hubI.N)
         self.outputs = [[] for _ in range(HUBS)]
         self.kills = 0
         self.stalls = []
@@ -398,8 +399,11 @@ class Cluster:
     async def _start_hub(self, i, timeout=60):
         deadline = time.monotonic() + timeout
         while True:
+            # A new id for each start: a hub killed with -9 holds its id's
+            # lease for up to 20 s more (R17), as an operator's restart would.
+            self.starts[i] += 1
             hub = ClusterHub(self.redis.url(), port=self.ports[i], redis_timeout=REDIS_TIMEOUT, extra=self.extra,
-                             wait=False, log_level=self.log_level, hub_id=f"hub{i}")
+                             wait=False, log_level=self.log_level, hub_id=f"hub{i}.{self.starts[i]}")
             self.launching[i] = hub
             while hub.alive() and "listening on ws://" not in hub.output() and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)

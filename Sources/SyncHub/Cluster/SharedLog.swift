@@ -69,23 +69,87 @@ final class SharedLog: BoardLog, @unchecked Sendable {
                 Thread.sleep(forTimeInterval: 0.25)
             }
         }
-        for shard in shards { shard.markUp() }
-        let list = ids.joined(separator: ",")
-        for (index, reader) in readers.enumerated() {
-            let flags = try reader.pipeline([["SET", "synchub:flags", settings.agreedFlags, "NX"], ["GET", "synchub:flags"]])
-            if let recorded = flags[1].text, recorded != settings.agreedFlags {
+        for (shard, reader) in zip(shards, readers) {
+            // R18: what the server promises to keep.
+            if let settings = try RedisSettings.read(on: reader) {
+                if let refusal = settings.refusal(server: reader.server) { throw ClusterConfigError(refusal) }
+                if let warning = settings.warning(server: reader.server) { logger.warning("\(warning)") }
+                shard.noteSettings(settings)
+            } else {
+                logger.warning("cannot read redis's settings (CONFIG GET refused): maxmemory-policy and appendonly are not checked",
+                               metadata: ["server": "\(reader.server)"])
+            }
+            // R17: one live hub per --hub-id.
+            let lease = try reader.command(HubLease.takeCommand(hubID: settings.hubID, token: HubLease.token))
+            if let left = lease.integer, left < 0 {
                 throw ClusterConfigError(
-                    "the cluster on \(reader.server) runs with \(recorded); this hub was given \(settings.agreedFlags): every hub "
+                    "--hub-id \(settings.hubID) is held by a live hub (its lease on \(reader.server) has \(-left) ms left): every live hub "
+                    + "needs its own --hub-id; the id of a hub that died is free again within \(HubLease.milliseconds / 1000) s")
+            } else if lease.integer != 1 {
+                throw RedisFailure(reason: .reply, message: "cannot take the lease on --hub-id: \(lease.errorText ?? "no answer")")
+            }
+            shard.markUp()
+        }
+        try checkServers(ids: ids, on: readers)
+    }
+
+    /// R1/R19: this hub's servers, in its order, are the cluster's. The
+    /// first hub records the servers' ids (`synchub:servers`) and flags on
+    /// each. A server that came back empty (a new id, nothing recorded on
+    /// it) is taken into the recorded list in its old place, logged and
+    /// counted; any other difference exits 64.
+    private func checkServers(ids: [String], on readers: [RedisConnection]) throws {
+        let list = ids.joined(separator: ",")
+        var recorded: [String?] = []
+        for reader in readers {
+            let flags = try reader.pipeline([["SET", "synchub:flags", settings.agreedFlags, "NX"], ["GET", "synchub:flags"]])
+            if let recordedFlags = flags[1].text, recordedFlags != settings.agreedFlags {
+                throw ClusterConfigError(
+                    "the cluster on \(reader.server) runs with \(recordedFlags); this hub was given \(settings.agreedFlags): every hub "
                     + "applies each board's log the same way only with the same values (stop every hub to change them, then DEL synchub:flags)")
             }
-            let replies = try reader.pipeline([["SET", "synchub:servers", list, "NX"], ["GET", "synchub:servers"]])
-            guard let recorded = replies[1].text else { throw RedisFailure(reason: .reply, message: "cannot read synchub:servers") }
-            guard recorded == list else {
+            recorded.append(try reader.command(["GET", "synchub:servers"]).text)
+        }
+        let held = Set(recorded.compactMap { $0 })
+        guard held.count <= 1 else {
+            throw ClusterConfigError("the --redis servers disagree on the cluster's servers (\(held.sorted().joined(separator: " / "))): "
+                + "they belong to different clusters")
+        }
+        var agreed = list
+        if let known = held.first, known != list {
+            let old = known.split(separator: ",").map(String.init)
+            let emptied = ids.indices.filter { old.count == ids.count && old[$0] != ids[$0] }
+            guard old.count == ids.count, !emptied.isEmpty, emptied.allSatisfy({ recorded[$0] == nil }) else {
+                let index = ids.indices.first { recorded[$0] != nil && (old.count != ids.count || old[$0] != ids[$0]) } ?? 0
                 throw ClusterConfigError("""
-                    --redis \(reader.server) (number \(index + 1)) belongs to a cluster whose servers were recorded as \(recorded.split(separator: ",").count) \
+                    --redis \(readers[index].server) (number \(index + 1)) belongs to a cluster whose servers were recorded as \(old.count) \
                     server(s) in another order or another set (this hub was given \(readers.count)): every hub must be given the same --redis \
-                    list in the same order (server ids: recorded \(recorded), given \(list))
+                    list in the same order (server ids: recorded \(known), given \(list))
                     """)
+            }
+            for index in emptied {
+                // R19: its id is new and it recorded nothing: it came back empty.
+                logger.error("redis came back empty (a new server id): taken into the cluster's list in its old place; its boards' logs are gone",
+                             metadata: ["server": "\(readers[index].server)", "number": "\(index + 1)", "was": "\(old[index])", "now": "\(ids[index])"])
+                shards[index].noteReplaced()
+            }
+            agreed = list
+        }
+        for reader in readers { _ = try reader.command(["SET", "synchub:servers", agreed]) }
+    }
+
+    /// Frees this hub's lease on its id on every server (a clean stop: the
+    /// id is free again at once). Best effort: a server out of reach lets
+    /// the lease run out instead.
+    private func freeLease() {
+        for shard in shards {
+            let connection = RedisConnection(server: shard.address, timeoutMilliseconds: min(settings.timeoutMilliseconds, 1_000))
+            defer { connection.close() }
+            do throws(RedisFailure) {
+                try connection.connect(name: "synchub-\(settings.hubID)-stopping")
+                _ = try connection.command(HubLease.freeCommand(hubID: settings.hubID, token: HubLease.token))
+            } catch {
+                logger.notice("could not free the lease on --hub-id; it runs out by itself", metadata: ["server": "\(shard.address)", "error": "\(error.message)"])
             }
         }
     }
@@ -102,6 +166,7 @@ final class SharedLog: BoardLog, @unchecked Sendable {
     func stop() -> StoreError? {
         for shard in shards { shard.stop() }
         for reader in readers { reader.stop() }
+        freeLease()
         return nil
     }
 
@@ -209,6 +274,10 @@ final class SharedLog: BoardLog, @unchecked Sendable {
         for (server, stats) in all { out += "synchub_redis_reconnects_total{server=\"\(server)\"} \(stats.reconnects)\n" }
         family("synchub_redis_behind_entries", "gauge", "entries of followed boards' logs not yet read by this hub (sampled each second)")
         for (server, stats) in all { out += "synchub_redis_behind_entries{server=\"\(server)\"} \(stats.behind)\n" }
+        family("synchub_redis_persistent", "gauge", "1 while the Redis server keeps an append-only file (appendonly yes), 0 when not, -1 when its settings cannot be read (R18)")
+        for (server, stats) in all { out += "synchub_redis_persistent{server=\"\(server)\"} \(stats.persistent.map { $0 ? 1 : 0 } ?? -1)\n" }
+        family("synchub_redis_servers_replaced_total", "counter", "servers that came back empty (a new server id) and were taken into the cluster's list in their old place at this hub's start (R19)")
+        for (server, stats) in all { out += "synchub_redis_servers_replaced_total{server=\"\(server)\"} \(stats.replaced)\n" }
         family("synchub_redis_folds_total", "counter", "snapshots this hub wrote into Redis (the log before them trimmed)")
         for (server, stats) in all { out += "synchub_redis_folds_total{server=\"\(server)\"} \(stats.folds)\n" }
         return out

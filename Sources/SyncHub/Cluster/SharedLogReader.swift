@@ -63,8 +63,12 @@ final class SharedLogReader {
 
     private func ready() throws(RedisFailure) {
         if connection.isConnected, scripts != nil { return }
-        do {
+        do throws(RedisFailure) {
             try connection.connect(name: "synchub-\(settings.hubID)-reader")
+            // R18: a server that may evict a board's log is not read as if it kept it.
+            if let found = try RedisSettings.read(on: connection), found.refusal(server: connection.server) != nil {
+                throw RedisFailure(reason: .reply, message: "maxmemory-policy \(found.maxmemoryPolicy) refused")
+            }
             scripts = try ScriptHashes.load(on: connection)
         } catch {
             connection.close()

@@ -132,6 +132,16 @@ final class SharedLogShard: @unchecked Sendable {
         note { $0.up = true }
     }
 
+    /// R18: the settings read from the server (at start or after a reconnect).
+    func noteSettings(_ settings: RedisSettings) {
+        note { $0.persistent = settings.appendOnly }
+    }
+
+    /// R19: the server came back empty and was taken in its old place.
+    func noteReplaced() {
+        note { $0.replaced += 1 }
+    }
+
     /// A read on the service thread failed: down until a thread gets through again.
     func markDown(_ failure: RedisFailure) {
         note { $0.count(failure); $0.up = false }
@@ -155,6 +165,7 @@ final class SharedLogShard: @unchecked Sendable {
         if connection.isConnected, scripts != nil { return true }
         do {
             try connection.connect(name: "synchub-\(settings.hubID)-\(role)")
+            try checkSettings(on: connection)
             scripts = try ScriptHashes.load(on: connection)
             return true
         } catch {
@@ -164,6 +175,20 @@ final class SharedLogShard: @unchecked Sendable {
             scripts = nil
             return false
         }
+    }
+
+    /// R18 after a (re)connect: a server that may evict keys is not
+    /// written to (the connection fails, the server counts as down, and it
+    /// is tried again); one without an append-only file is warned about.
+    private func checkSettings(on connection: RedisConnection) throws(RedisFailure) {
+        guard let found = try RedisSettings.read(on: connection) else { return }
+        let before = currentStats.persistent
+        noteSettings(found)
+        if let refusal = found.refusal(server: address) {
+            logger.critical("\(refusal)")
+            throw RedisFailure(reason: .reply, message: "maxmemory-policy \(found.maxmemoryPolicy) refused")
+        }
+        if before != found.appendOnly, let warning = found.warning(server: address) { logger.warning("\(warning)") }
     }
 
     // MARK: Appender
@@ -439,7 +464,8 @@ final class SharedLogShard: @unchecked Sendable {
         let here = presence
         lock.unlock()
         let names = Array(targets.keys)
-        var commands: [[String]] = [["TIME"]]
+        // R17: the lease on this hub's id, renewed with presence.
+        var commands: [[String]] = [HubLease.takeCommand(hubID: settings.hubID, token: HubLease.token)]
         for logName in gone { commands.append(["HDEL", SharedLogScripts.BoardKeys(logName: logName).here, settings.hubID]) }
         let first = commands.count
         for logName in names {
@@ -461,6 +487,13 @@ final class SharedLogShard: @unchecked Sendable {
             let stamped = commands.map { $0.map { $0.replacingOccurrences(of: "{{TIME}}", with: String(nowMillis)) } }
             let replies = try connection.pipeline(stamped)
             note { $0.up = true }
+            if let left = replies[0].integer, left < 0 {
+                // Another process holds this hub's id (this one was cut off
+                // past its lease): it stops rather than act as that hub.
+                let message = "another hub took --hub-id \(settings.hubID) on \(address) while this one could not renew its lease"
+                logger.critical("\(message)")
+                deliver([.storeFailed(StoreError(description: message))])
+            }
             var news: [StoreAnswer] = []
             var behind: UInt64 = 0
             var departed: [[String]] = []

@@ -10,6 +10,10 @@ struct SharedLogStats: Sendable {
     var up = false
     var folds: UInt64 = 0
     var foldsDeclined: UInt64 = 0
+    /// R18: whether the server keeps an append-only file (nil: not known, CONFIG refused).
+    var persistent: Bool?
+    /// R19: the server came back empty and was taken in its old place at start.
+    var replaced: UInt64 = 0
 
     static let bounds: [Double] = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 
