@@ -24,12 +24,55 @@ final class RedisConnection {
     func close() {
         if let context { redisFree(context) }
         context = nil
+        connectedTo = nil
     }
 
+    /// Where this connection went: the server itself, or the primary its
+    /// Sentinels named when it connected.
+    private(set) var connectedTo: RedisServerAddress.Endpoint?
+
     /// Connects (if not connected), authenticates and selects the database.
+    /// Behind Sentinels (R13): asks them which server is the primary, and
+    /// refuses one that says it is a replica (never write to a replica).
     func connect(name: String) throws(RedisFailure) {
         if context != nil { return }
-        guard let made = shredis_connect(server.host, Int32(server.port), timeoutMilliseconds) else {
+        let target = server.isSentinel ? try primary() : RedisServerAddress.Endpoint(host: server.host, port: server.port)
+        try open(target, name: name)
+        if server.isSentinel {
+            let role = try command(["ROLE"])
+            guard role.elements.first?.text == "master" else {
+                close()
+                throw RedisFailure(reason: .connect, message: "\(target), named primary of \(server.masterName) by its Sentinels, is a \(role.elements.first?.text ?? "server of no role") (failover under way?)")
+            }
+        }
+        connectedTo = target
+    }
+
+    /// The primary the Sentinels name now (the first that answers).
+    func primary() throws(RedisFailure) -> RedisServerAddress.Endpoint {
+        var problems: [String] = []
+        for sentinel in server.sentinels {
+            let asked = RedisConnection(server: RedisServerAddress(host: sentinel.host, port: sentinel.port, database: 0, password: nil),
+                                        timeoutMilliseconds: min(timeoutMilliseconds, 1_000))
+            defer { asked.close() }
+            do throws(RedisFailure) {
+                try asked.open(sentinel, name: nil)
+                let reply = try asked.command(["SENTINEL", "get-master-addr-by-name", server.masterName])
+                if let host = reply.elements.first?.text, reply.elements.count == 2, let port = reply.elements[1].text.flatMap({ Int($0) }) {
+                    return RedisServerAddress.Endpoint(host: host, port: port)
+                }
+                problems.append("\(sentinel): \(reply.errorText ?? "does not know \(server.masterName)")")
+            } catch {
+                problems.append("\(sentinel): \(error.message)")
+            }
+        }
+        throw RedisFailure(reason: .connect, message: "no Sentinel names a primary for \(server.masterName) (\(problems.joined(separator: "; ")))")
+    }
+
+    /// Opens the socket to `target`: AUTH, SELECT and the client's name
+    /// (none for a Sentinel) with the server's settings.
+    private func open(_ target: RedisServerAddress.Endpoint, name: String?) throws(RedisFailure) {
+        guard let made = shredis_connect(target.host, Int32(target.port), timeoutMilliseconds) else {
             throw RedisFailure(reason: .connect, message: "out of memory connecting to \(server)")
         }
         if made.pointee.err != 0 {
@@ -42,6 +85,7 @@ final class RedisConnection {
             throw RedisFailure(reason: .connect, message: "cannot set a timeout on the connection to \(server)")
         }
         context = made
+        guard let name else { return }
         var setup: [[String]] = []
         if let password = server.password { setup.append(["AUTH", password]) }
         if server.database != 0 { setup.append(["SELECT", String(server.database)]) }

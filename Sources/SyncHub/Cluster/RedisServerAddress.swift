@@ -1,18 +1,35 @@
 import Foundation
 
-/// One `--redis` server: `redis://[:PASSWORD@]HOST:PORT[/DB]`. The password
-/// is never printed: `description` leaves it out.
+/// One `--redis` server: `redis://[:PASSWORD@]HOST:PORT[/DB]`, or a primary
+/// that Sentinels name (R13):
+/// `redis+sentinel://[:PASSWORD@]HOST:PORT,HOST:PORT,.../MASTER[/DB]` (the
+/// password is the primary's; Sentinels are asked without one). The
+/// password is never printed: `description` leaves it out.
 struct RedisServerAddress: Equatable, Sendable, CustomStringConvertible {
     var host: String
     var port: Int
     var database: Int
     var password: String?
+    /// The Sentinels to ask which server is the primary, and the name they
+    /// know it by; empty for a plain `redis://` server.
+    var sentinels: [Endpoint] = []
+    var masterName = ""
+
+    struct Endpoint: Equatable, Sendable, CustomStringConvertible {
+        var host: String
+        var port: Int
+        var description: String { "\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+    }
+
+    var isSentinel: Bool { !sentinels.isEmpty }
 
     /// Parses `text`; `passwordFile` (its first line) supplies the password
     /// when the URL has none.
     static func parse(_ text: String, passwordFile: String? = nil) throws(ClusterConfigError) -> RedisServerAddress {
+        if text.hasPrefix("redis+sentinel://") { return try parseSentinel(text, passwordFile: passwordFile) }
         guard text.hasPrefix("redis://") else {
-            throw ClusterConfigError("--redis \(Self.redacted(text)): must start with redis:// (redis://[:PASSWORD@]HOST:PORT[/DB]; TLS to Redis is not supported)")
+            throw ClusterConfigError("--redis \(Self.redacted(text)): must start with redis:// or redis+sentinel:// "
+                + "(redis://[:PASSWORD@]HOST:PORT[/DB], redis+sentinel://HOST:PORT,HOST:PORT/MASTER[/DB]; TLS to Redis is not supported)")
         }
         var rest = Substring(text.dropFirst("redis://".count))
         var password: String?
@@ -55,12 +72,51 @@ struct RedisServerAddress: Equatable, Sendable, CustomStringConvertible {
         return RedisServerAddress(host: host, port: port, database: database, password: password)
     }
 
-    var description: String { "redis://\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)" }
+    /// `redis+sentinel://H:P,H:P/MASTER[/DB]`: the primary's password as for
+    /// `redis://`; at least one Sentinel and a master name.
+    private static func parseSentinel(_ text: String, passwordFile: String?) throws(ClusterConfigError) -> RedisServerAddress {
+        var rest = Substring(text.dropFirst("redis+sentinel://".count))
+        var credentials = ""
+        if let at = rest.lastIndex(of: "@") {
+            credentials = String(rest[..<at]) + "@"
+            rest = rest[rest.index(after: at)...]
+        }
+        let usage = "as in redis+sentinel://10.0.0.1:26379,10.0.0.2:26379/mymaster"
+        guard let slash = rest.firstIndex(of: "/") else {
+            throw ClusterConfigError("--redis \(Self.redacted(text)): needs the master's name after the Sentinels, \(usage)")
+        }
+        let list = rest[..<slash]
+        let path = rest[rest.index(after: slash)...].split(separator: "/", omittingEmptySubsequences: false)
+        guard let name = path.first, !name.isEmpty, path.count <= 2 else {
+            throw ClusterConfigError("--redis \(Self.redacted(text)): needs the master's name after the Sentinels, \(usage)")
+        }
+        var sentinels: [Endpoint] = []
+        for item in list.split(separator: ",") {
+            // Each Sentinel is read as a plain server's HOST:PORT.
+            let one = try parse("redis://" + item, passwordFile: nil)
+            sentinels.append(Endpoint(host: one.host, port: one.port))
+        }
+        guard !sentinels.isEmpty else { throw ClusterConfigError("--redis \(Self.redacted(text)): names no Sentinel, \(usage)") }
+        // The password and database read as a plain URL's, on the first Sentinel's place.
+        var address = try parse("redis://" + credentials + list.split(separator: ",")[0] + "/" + (path.count == 2 ? path[1] : ""),
+                                passwordFile: passwordFile)
+        address.sentinels = sentinels
+        address.masterName = String(name)
+        return address
+    }
+
+    var description: String {
+        guard isSentinel else { return "redis://\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)" }
+        return "redis+sentinel://\(sentinels.map(\.description).joined(separator: ","))/\(masterName)/\(database)"
+    }
 
     /// A URL as typed, with any password replaced, for error messages.
     static func redacted(_ text: String) -> String {
-        guard text.hasPrefix("redis://"), let at = text.lastIndex(of: "@") else { return text }
-        return "redis://***@" + text[text.index(after: at)...]
+        for scheme in ["redis://", "redis+sentinel://"] where text.hasPrefix(scheme) {
+            guard let at = text.lastIndex(of: "@") else { return text }
+            return scheme + "***@" + text[text.index(after: at)...]
+        }
+        return text
     }
 }
 

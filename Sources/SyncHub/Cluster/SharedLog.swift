@@ -28,7 +28,11 @@ final class SharedLog: BoardLog, @unchecked Sendable {
         shards = servers.map { SharedLogShard(address: $0, settings: settings, logger: logger) }
         // Reads wait for at most a few seconds' joins: past that a stalled
         // server's reads are answered `failed` at once.
-        readers = servers.map { StoreWorker(name: "redis-reader", resource: SharedLogReader(server: $0, settings: settings), maxQueued: 4096) }
+        readers = shards.map { shard in
+            StoreWorker(name: "redis-reader", resource: SharedLogReader(server: shard.address, settings: settings,
+                                                                        primaryGeneration: { shard.currentPrimaryGeneration }),
+                        maxQueued: 4096)
+        }
     }
 
     /// The server holding `logName`'s board.
@@ -278,6 +282,8 @@ final class SharedLog: BoardLog, @unchecked Sendable {
         for (server, stats) in all { out += "synchub_redis_persistent{server=\"\(server)\"} \(stats.persistent.map { $0 ? 1 : 0 } ?? -1)\n" }
         family("synchub_redis_servers_replaced_total", "counter", "servers that came back empty (a new server id) and were taken into the cluster's list in their old place at this hub's start (R19)")
         for (server, stats) in all { out += "synchub_redis_servers_replaced_total{server=\"\(server)\"} \(stats.replaced)\n" }
+        family("synchub_redis_failovers_total", "counter", "promotions of another primary by the Sentinels this hub followed (R13)")
+        for (server, stats) in all { out += "synchub_redis_failovers_total{server=\"\(server)\"} \(stats.failovers)\n" }
         family("synchub_redis_folds_total", "counter", "snapshots this hub wrote into Redis (the log before them trimmed)")
         for (server, stats) in all { out += "synchub_redis_folds_total{server=\"\(server)\"} \(stats.folds)\n" }
         return out

@@ -8,10 +8,15 @@ final class SharedLogReader {
     private let connection: RedisConnection
     private var scripts: ScriptHashes?
     private let settings: SharedLogConnectionSettings
+    /// R13: the server's primary generation (`SharedLogShard`); another than
+    /// this connection's means connecting to the new primary first.
+    private let primaryGeneration: @Sendable () -> UInt64
+    private var generation: UInt64 = 0
 
-    init(server: RedisServerAddress, settings: SharedLogConnectionSettings) {
+    init(server: RedisServerAddress, settings: SharedLogConnectionSettings, primaryGeneration: @escaping @Sendable () -> UInt64) {
         connection = RedisConnection(server: server, timeoutMilliseconds: settings.timeoutMilliseconds)
         self.settings = settings
+        self.primaryGeneration = primaryGeneration
     }
 
     /// A board's log after `offset`: the snapshot when `offset` is behind
@@ -62,7 +67,10 @@ final class SharedLogReader {
     }
 
     private func ready() throws(RedisFailure) {
-        if connection.isConnected, scripts != nil { return }
+        let now = primaryGeneration()
+        if connection.isConnected, scripts != nil, generation == now { return }
+        connection.close()
+        generation = now
         do throws(RedisFailure) {
             try connection.connect(name: "synchub-\(settings.hubID)-reader")
             // R18: a server that may evict a board's log is not read as if it kept it.

@@ -160,9 +160,34 @@ final class SharedLogShard: @unchecked Sendable {
         lock.unlock()
     }
 
-    /// Connects `connection` if needed (loading the scripts); false when Redis cannot be reached.
-    private func ready(_ connection: RedisConnection, scripts: inout ScriptHashes?, role: String) -> Bool {
-        if connection.isConnected, scripts != nil { return true }
+    /// R13: bumped when the Sentinels name another primary than the one the
+    /// follower is connected to; each thread then connects again (`ready`).
+    private var primaryGeneration: UInt64 = 0
+
+    /// The primary's generation (R13), read by this server's threads and its reader.
+    var currentPrimaryGeneration: UInt64 {
+        lock.lock()
+        defer { lock.unlock() }
+        return primaryGeneration
+    }
+
+    private func primaryMoved() {
+        lock.lock()
+        primaryGeneration &+= 1
+        lock.unlock()
+    }
+
+    /// Connects `connection` if needed (loading the scripts), again when
+    /// the primary moved since it connected (`generation`); false when
+    /// Redis cannot be reached.
+    private func ready(_ connection: RedisConnection, scripts: inout ScriptHashes?, generation: inout UInt64, role: String) -> Bool {
+        let now = currentPrimaryGeneration
+        if connection.isConnected, scripts != nil, generation == now { return true }
+        if connection.isConnected {
+            logger.notice("the Sentinels name another primary: connecting to it", metadata: ["server": "\(address)", "role": "\(role)"])
+            connection.close()
+        }
+        generation = now
         do {
             try connection.connect(name: "synchub-\(settings.hubID)-\(role)")
             try checkSettings(on: connection)
@@ -196,6 +221,7 @@ final class SharedLogShard: @unchecked Sendable {
     private func runAppender() {
         let connection = RedisConnection(server: address, timeoutMilliseconds: settings.timeoutMilliseconds)
         var scripts: ScriptHashes?
+        var generation: UInt64 = 0
         while true {
             lock.lock()
             while jobs.isEmpty && !stopping { lock.wait() }
@@ -203,7 +229,7 @@ final class SharedLogShard: @unchecked Sendable {
             let batch = Array(jobs.prefix(512))
             jobs.removeFirst(batch.count)
             lock.unlock()
-            guard ready(connection, scripts: &scripts, role: "appender"), let hashes = scripts else {
+            guard ready(connection, scripts: &scripts, generation: &generation, role: "appender"), let hashes = scripts else {
                 // Everything queued meanwhile fails too: none of it is sent late.
                 lock.lock()
                 let waiting = jobs
@@ -284,6 +310,13 @@ final class SharedLogShard: @unchecked Sendable {
                 waitProblem = "only \(have) of \(settings.waitReplicas) Redis replicas confirmed within \(settings.timeoutMilliseconds) ms"
                 note { $0.errors["wait", default: 0] += 1 }
             }
+        }
+        if replies.contains(where: { $0.errorText?.hasPrefix("READONLY") == true }) {
+            // R13: this server became a replica: never written to again; every
+            // thread connects to the primary the Sentinels name.
+            logger.warning("redis answered READONLY: it is a replica now", metadata: ["server": "\(address)"])
+            connection.close()
+            primaryMoved()
         }
         var news: [StoreAnswer] = []
         for (unit, reply) in zip(units, replies) {
@@ -388,7 +421,9 @@ final class SharedLogShard: @unchecked Sendable {
     private func runFollower() {
         let connection = RedisConnection(server: address, timeoutMilliseconds: settings.timeoutMilliseconds + settings.blockMilliseconds)
         var scripts: ScriptHashes?
+        var generation: UInt64 = 0
         var lastPresence: UInt64 = 0
+        var lastPrimaryCheck: UInt64 = 0
         while true {
             lock.lock()
             let done = stopping
@@ -397,11 +432,18 @@ final class SharedLogShard: @unchecked Sendable {
             unfollowed.removeAll()
             lock.unlock()
             if done { break }
-            guard ready(connection, scripts: &scripts, role: "follower") else {
+            guard ready(connection, scripts: &scripts, generation: &generation, role: "follower") else {
                 Thread.sleep(forTimeInterval: 0.1)
                 continue
             }
             let now = DispatchTime.now().uptimeNanoseconds
+            if address.isSentinel, now >= lastPrimaryCheck + 1_000_000_000 {
+                // R13: a promotion is followed within about a second, also
+                // when the old primary still answers (a partition).
+                lastPrimaryCheck = now
+                checkPrimary(connection)
+                continue
+            }
             if now >= lastPresence + 1_000_000_000 || !gone.isEmpty {
                 lastPresence = now
                 exchangePresence(on: connection, targets: targets, gone: gone)
@@ -415,6 +457,22 @@ final class SharedLogShard: @unchecked Sendable {
             read(on: connection, targets: targets)
         }
         finished()
+    }
+
+    /// R13: asks the Sentinels which server is the primary; another one than
+    /// this connection's moves every thread of this server to it.
+    private func checkPrimary(_ connection: RedisConnection) {
+        guard let connected = connection.connectedTo else { return }
+        do throws(RedisFailure) {
+            let named = try connection.primary()
+            if named != connected {
+                logger.notice("the Sentinels promoted another primary", metadata: ["server": "\(address)", "was": "\(connected)", "now": "\(named)"])
+                note { $0.failovers += 1 }
+                primaryMoved()
+            }
+        } catch {
+            logger.warning("no Sentinel answers", metadata: ["server": "\(address)", "error": "\(error.message)"])
+        }
     }
 
     private func read(on connection: RedisConnection, targets: [String: (board: String, after: UInt64)]) {
@@ -487,6 +545,12 @@ final class SharedLogShard: @unchecked Sendable {
             let stamped = commands.map { $0.map { $0.replacingOccurrences(of: "{{TIME}}", with: String(nowMillis)) } }
             let replies = try connection.pipeline(stamped)
             note { $0.up = true }
+            if replies.contains(where: { $0.errorText?.hasPrefix("READONLY") == true }) {
+                logger.warning("redis answered READONLY: it is a replica now", metadata: ["server": "\(address)"])
+                connection.close()
+                primaryMoved()
+                return
+            }
             if let left = replies[0].integer, left < 0 {
                 // Another process holds this hub's id (this one was cut off
                 // past its lease): it stops rather than act as that hub.

@@ -12,6 +12,8 @@ struct SharedLogStats: Sendable {
     var foldsDeclined: UInt64 = 0
     /// R18: whether the server keeps an append-only file (nil: not known, CONFIG refused).
     var persistent: Bool?
+    /// R13: promotions of another primary this hub followed.
+    var failovers: UInt64 = 0
     /// R19: the server came back empty and was taken in its old place at start.
     var replaced: UInt64 = 0
 
