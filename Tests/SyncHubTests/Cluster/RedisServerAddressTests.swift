@@ -45,4 +45,22 @@ struct RedisServerAddressTests {
         #expect(fnv1a("letters/kitchen") == 2_371_026_958_224_649_577)
         #expect((0..<8).map { SharedLog.jumpHash(key: fnv1a("letters/b\($0)"), buckets: 5) } == [4, 4, 0, 4, 4, 2, 3, 0])
     }
+
+    /// R13: a primary behind Sentinels: the Sentinels, the master's name,
+    /// the primary's password and database; never the password in text.
+    @Test func sentinelURLsNameTheSentinelsAndTheMaster() throws {
+        let address = try RedisServerAddress.parse("redis+sentinel://:s3cret@127.0.0.1:26379,[::1]:26380/boards1/2")
+        #expect(address.isSentinel)
+        #expect(address.sentinels.map(\.description) == ["127.0.0.1:26379", "[::1]:26380"])
+        #expect(address.masterName == "boards1")
+        #expect(address.database == 2)
+        #expect(address.password == "s3cret")
+        #expect(address.description == "redis+sentinel://127.0.0.1:26379,[::1]:26380/boards1/2")
+        #expect(!address.description.contains("s3cret"))
+        #expect(RedisServerAddress.redacted("redis+sentinel://:s3cret@h:1/m") == "redis+sentinel://***@h:1/m")
+        #expect(try RedisServerAddress.parse("redis+sentinel://h:1/m").database == 0)
+        for bad in ["redis+sentinel://h:1", "redis+sentinel://h:1/", "redis+sentinel:///m", "redis+sentinel://h/m", "redis+sentinel://h:1/m/x/y"] {
+            #expect(throws: ClusterConfigError.self, "\(bad)") { try RedisServerAddress.parse(bad) }
+        }
+    }
 }
