@@ -90,6 +90,10 @@ struct HubCoreLoadingTests {
         let stored = StoredBoard(version: 0, checkpoint: nil, operations: [], hubReplica: nil)
         let replayed = hub.handle(Self.loaded(try #require(Self.tickets(asked).first), "k", stored))
         #expect(H.frames(replayed, to: 1).map { $0["code"] as? String } == ["binary_frame"], "the binary frame is refused in its turn")
+        // K4: the state comes first, before any answer to what it sent while waiting.
+        let firstState = replayed.firstIndex { if case .publish = $0 { true } else { false } }
+        let firstAnswer = replayed.firstIndex { if case .send(1, _) = $0 { true } else { false } }
+        #expect(firstState != nil && firstAnswer != nil && firstState! < firstAnswer!)
         let after = hub.commit()
         #expect(H.frames(after, to: 1).map { $0["ref"] as? String } == ["b", "a"])
         #expect(H.published(after)?["order"] as? [String] == ["B", "A"])

@@ -234,6 +234,8 @@ extension HubCore {
             let start = actions.count
             seat(connection, on: board, grant: grant, actions: &actions)
             guard !closes(connection, in: actions, from: start) else { return }
+            // K4: its first frame is the state, before any answer to what it sent meanwhile.
+            if !waiting.frames.isEmpty, let room = boards[board.key] { publishNow(room, actions: &actions) }
             replay(waiting.frames, of: connection, actions: &actions)
         }
     }

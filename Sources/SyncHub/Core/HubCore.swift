@@ -255,6 +255,15 @@ struct HubCore {
         }
     }
 
+    /// Publishes `room` now instead of at the end of the turn (its mark is
+    /// taken: the turn's end skips it unless it changes again).
+    mutating func publishNow(_ room: BoardRoom, actions: inout [HubAction]) {
+        guard room.needsPublish, !room.openingInFlight else { return }
+        room.needsPublish = false
+        actions.append(.publish(room.publish(generations: &stateGenerations)))
+        counters.statesPublished += 1
+    }
+
     /// Boards empty for longer than the eviction delay leave memory (the
     /// store keeps them); a shared log stops being followed.
     private mutating func evictIdle(actions: inout [HubAction]) {
