@@ -73,8 +73,8 @@ final class SharedLog: BoardLog, @unchecked Sendable {
                 Thread.sleep(forTimeInterval: 0.25)
             }
         }
+        // R18 first, on every server, before anything is written.
         for (shard, reader) in zip(shards, readers) {
-            // R18: what the server promises to keep.
             if let settings = try RedisSettings.read(on: reader) {
                 if let refusal = settings.refusal(server: reader.server) { throw ClusterConfigError(refusal) }
                 if let warning = settings.warning(server: reader.server) { logger.warning("\(warning)") }
@@ -83,18 +83,28 @@ final class SharedLog: BoardLog, @unchecked Sendable {
                 logger.warning("cannot read redis's settings (CONFIG GET refused): maxmemory-policy and appendonly are not checked",
                                metadata: ["server": "\(reader.server)"])
             }
-            // R17: one live hub per --hub-id.
-            let lease = try reader.command(HubLease.takeCommand(hubID: settings.hubID, token: HubLease.token))
-            if let left = lease.integer, left < 0 {
-                throw ClusterConfigError(
-                    "--hub-id \(settings.hubID) is held by a live hub (its lease on \(reader.server) has \(-left) ms left): every live hub "
-                    + "needs its own --hub-id; the id of a hub that died is free again within \(HubLease.milliseconds / 1000) s")
-            } else if lease.integer != 1 {
-                throw RedisFailure(reason: .reply, message: "cannot take the lease on --hub-id: \(lease.errorText ?? "no answer")")
-            }
-            shard.markUp()
         }
-        try checkServers(ids: ids, on: readers)
+        // R17: one live hub per --hub-id. A start that fails after taking
+        // some leases frees them: a retry is not refused by its own leases.
+        var taken: [RedisConnection] = []
+        do {
+            for reader in readers {
+                let lease = try reader.command(HubLease.takeCommand(hubID: settings.hubID, token: HubLease.token))
+                if let left = lease.integer, left < 0 {
+                    throw ClusterConfigError(
+                        "--hub-id \(settings.hubID) is held by a live hub (its lease on \(reader.server) has \(-left) ms left): every live hub "
+                        + "needs its own --hub-id; the id of a hub that died is free again within \(HubLease.milliseconds / 1000) s")
+                } else if lease.integer != 1 {
+                    throw RedisFailure(reason: .reply, message: "cannot take the lease on --hub-id: \(lease.errorText ?? "no answer")")
+                }
+                taken.append(reader)
+            }
+            try checkServers(ids: ids, on: readers)
+        } catch {
+            for reader in taken { _ = try? reader.command(HubLease.freeCommand(hubID: settings.hubID, token: HubLease.token)) }
+            throw error
+        }
+        for shard in shards { shard.markUp() }
     }
 
     /// R1/R19: this hub's servers, in its order, are the cluster's. The
@@ -104,10 +114,11 @@ final class SharedLog: BoardLog, @unchecked Sendable {
     /// counted; any other difference exits 64.
     private func checkServers(ids: [String], on readers: [RedisConnection]) throws {
         let list = ids.joined(separator: ",")
+        // Read everything first; nothing is written until every check passed.
         var recorded: [String?] = []
         for reader in readers {
-            let flags = try reader.pipeline([["SET", "synchub:flags", settings.agreedFlags, "NX"], ["GET", "synchub:flags"]])
-            if let recordedFlags = flags[1].text, recordedFlags != settings.agreedFlags {
+            let flags = try reader.command(["GET", "synchub:flags"])
+            if let recordedFlags = flags.text, recordedFlags != settings.agreedFlags {
                 throw ClusterConfigError(
                     "the cluster on \(reader.server) runs with \(recordedFlags); this hub was given \(settings.agreedFlags): every hub "
                     + "applies each board's log the same way only with the same values (stop every hub to change them, then DEL synchub:flags)")
@@ -139,7 +150,9 @@ final class SharedLog: BoardLog, @unchecked Sendable {
             }
             agreed = list
         }
-        for reader in readers { _ = try reader.command(["SET", "synchub:servers", agreed]) }
+        for reader in readers {
+            _ = try reader.pipeline([["SET", "synchub:flags", settings.agreedFlags, "NX"], ["SET", "synchub:servers", agreed]])
+        }
     }
 
     /// Frees this hub's lease on its id on every server (a clean stop: the

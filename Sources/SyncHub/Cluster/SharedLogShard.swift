@@ -163,6 +163,10 @@ final class SharedLogShard: @unchecked Sendable {
     /// R13: bumped when the Sentinels name another primary than the one the
     /// follower is connected to; each thread then connects again (`ready`).
     private var primaryGeneration: UInt64 = 0
+    /// R13: the primary a thread of this server last connected to (under `lock`).
+    private var lastPrimary: RedisServerAddress.Endpoint?
+    /// R18: the last refusal logged, so a refused server is not logged on every reconnect.
+    private var lastRefusal: String?
 
     /// The primary's generation (R13), read by this server's threads and its reader.
     var currentPrimaryGeneration: UInt64 {
@@ -190,6 +194,8 @@ final class SharedLogShard: @unchecked Sendable {
         generation = now
         do {
             try connection.connect(name: "synchub-\(settings.hubID)-\(role)")
+            notePrimary(connection.connectedTo)
+            generation = currentPrimaryGeneration  // this connection is on the newest primary
             try checkSettings(on: connection)
             scripts = try ScriptHashes.load(on: connection)
             return true
@@ -210,7 +216,11 @@ final class SharedLogShard: @unchecked Sendable {
         let before = currentStats.persistent
         noteSettings(found)
         if let refusal = found.refusal(server: address) {
-            logger.critical("\(refusal)")
+            lock.lock()
+            let fresh = lastRefusal != refusal
+            lastRefusal = refusal
+            lock.unlock()
+            if fresh { logger.critical("\(refusal)") }
             throw RedisFailure(reason: .reply, message: "maxmemory-policy \(found.maxmemoryPolicy) refused")
         }
         if before != found.appendOnly, let warning = found.warning(server: address) { logger.warning("\(warning)") }
@@ -459,6 +469,21 @@ final class SharedLogShard: @unchecked Sendable {
         finished()
     }
 
+    /// R13: a thread connected to `primary`; another than the last one (a
+    /// reconnect after the old primary died) is a failover the others follow.
+    private func notePrimary(_ primary: RedisServerAddress.Endpoint?) {
+        guard address.isSentinel, let primary else { return }
+        lock.lock()
+        let moved = lastPrimary != nil && lastPrimary != primary
+        lastPrimary = primary
+        if moved {
+            primaryGeneration &+= 1
+            stats.failovers += 1
+        }
+        lock.unlock()
+        if moved { logger.notice("connected to a new primary", metadata: ["server": "\(address)", "primary": "\(primary)"]) }
+    }
+
     /// R13: asks the Sentinels which server is the primary; another one than
     /// this connection's moves every thread of this server to it.
     private func checkPrimary(_ connection: RedisConnection) {
@@ -467,7 +492,6 @@ final class SharedLogShard: @unchecked Sendable {
             let named = try connection.primary()
             if named != connected {
                 logger.notice("the Sentinels promoted another primary", metadata: ["server": "\(address)", "was": "\(connected)", "now": "\(named)"])
-                note { $0.failovers += 1 }
                 primaryMoved()
             }
         } catch {
@@ -550,6 +574,9 @@ final class SharedLogShard: @unchecked Sendable {
                 connection.close()
                 primaryMoved()
                 return
+            }
+            if let error = replies[0].errorText {
+                logger.warning("cannot renew the lease on --hub-id", metadata: ["server": "\(address)", "error": "\(error)"])
             }
             if let left = replies[0].integer, left < 0 {
                 // Another process holds this hub's id (this one was cut off
