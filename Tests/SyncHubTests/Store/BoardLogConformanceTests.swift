@@ -35,13 +35,15 @@ final class StorePlace {
 
     /// A hub on this store with a fresh core; `id` names it in a cluster.
     func hub(_ id: String) throws -> StoreDrivenHub {
+        // A fixed replica id per hub: nothing in a run depends on a draw.
+        let replica = ReplicaID(id == "a" ? 101 : 102)
         var limits = HubLimits()
         limits.keptOperations = keptOperations
         let hub: StoreDrivenHub
         switch kind {
         case .embedded:
             let log = try EmbeddedBoardLog(directory: directory, fsyncEachCommit: false, logger: logger)
-            hub = StoreDrivenHub(core: HubCore(hubReplica: .random(), limits: limits, durable: true, loadTimeoutNanos: 5_000_000_000), log: log)
+            hub = StoreDrivenHub(core: HubCore(hubReplica: replica, limits: limits, durable: true, loadTimeoutNanos: 5_000_000_000), log: log)
         case .shared:
             guard let redis else { preconditionFailure("a shared store has its redis-server") }
             var settings = SharedLogConnectionSettings(hubID: id, timeoutMilliseconds: 2_000, waitReplicas: 0)
@@ -50,7 +52,7 @@ final class StorePlace {
             let log = SharedLog(servers: [try RedisServerAddress.parse(redis.url)], settings: settings, logger: logger)
             try log.connectAtStart(deadline: Date().addingTimeInterval(5))
             let sequencing = Sequencing.shared(SharedLogSettings(hubID: id, timeoutNanos: 2_000_000_000, foldEvery: UInt64(keptOperations)))
-            hub = StoreDrivenHub(core: HubCore(hubReplica: .random(), limits: limits, sequencing: sequencing, loadTimeoutNanos: 5_000_000_000),
+            hub = StoreDrivenHub(core: HubCore(hubReplica: replica, limits: limits, sequencing: sequencing, loadTimeoutNanos: 5_000_000_000),
                                  log: log)
         }
         hubs.append(hub)
