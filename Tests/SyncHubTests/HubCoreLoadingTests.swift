@@ -175,7 +175,7 @@ struct HubCoreLoadingTests {
         #expect(HubCoreLoadingTests.closes(hub.handle(.tick)) == ["2 1011 the board could not be read within 10.0 s; try again"])
     }
 
-    /// A board dropped (its log lost history) while a join's tail was read
+    /// A board dropped (its log lost history to another one, R15) while a join's tail was read
     /// is read whole for that join, never built from the tail alone.
     @Test func aBoardDroppedWhileItsTailIsReadIsReadWhole() throws {
         var log = LogDouble()
@@ -186,7 +186,7 @@ struct HubCoreLoadingTests {
         let tail = try #require(a.loads.first)
         #expect(tail.after == 3)
         a.loads = []
-        a.handle(.store(.logHead(board: "k", epoch: "e1", lost: true)))
+        a.handle(.store(.logHead(board: "k", SharedLogHead(top: 0, last: 0, epoch: "e2"), lost: true)))
         #expect(!a.core.holds(board: BoardAddress(key: "k")))
         let partial = StoredBoard(shared: SharedBoard(snapshot: nil, snapshotOffset: 3, epoch: "e1", entries: []))
         a.handle(.store(.loaded(ticket: tail.ticket, board: "k", .success(partial))))

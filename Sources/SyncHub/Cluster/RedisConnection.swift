@@ -25,11 +25,21 @@ final class RedisConnection {
         if let context { redisFree(context) }
         context = nil
         connectedTo = nil
+        runID = ""
     }
 
     /// Where this connection went: the server itself, or the primary its
     /// Sentinels named when it connected.
     private(set) var connectedTo: RedisServerAddress.Endpoint?
+    /// The run id of the server this connection reached ('' when unknown).
+    private(set) var runID = ""
+
+    static func runID(in info: String) -> String {
+        for line in info.split(whereSeparator: \.isNewline) where line.hasPrefix("run_id:") {
+            return String(line.dropFirst("run_id:".count)).trimmingCharacters(in: .whitespaces)
+        }
+        return ""
+    }
 
     /// Connects (if not connected), authenticates and selects the database.
     /// Behind Sentinels (R13): asks them which server is the primary, and
@@ -90,7 +100,12 @@ final class RedisConnection {
         if let password = server.password { setup.append(["AUTH", password]) }
         if server.database != 0 { setup.append(["SELECT", String(server.database)]) }
         setup.append(["CLIENT", "SETNAME", name])
-        for (index, reply) in try pipeline(setup).enumerated() {
+        // R15: the server's run id (a restart or a promotion changes it). A
+        // server that refuses INFO has none: no fence after its restarts.
+        setup.append(["INFO", "server"])
+        let replies = try pipeline(setup)
+        runID = Self.runID(in: replies.last?.text ?? "")
+        for (index, reply) in replies.dropLast().enumerated() {
             if let error = reply.errorText {
                 close()
                 // Never the password: only which setup step failed.

@@ -151,7 +151,10 @@ final class SharedLog: BoardLog, @unchecked Sendable {
             agreed = list
         }
         for reader in readers {
-            _ = try reader.pipeline([["SET", "synchub:flags", settings.agreedFlags, "NX"], ["SET", "synchub:servers", agreed]])
+            var writes = [["SET", "synchub:flags", settings.agreedFlags, "NX"], ["SET", "synchub:servers", agreed]]
+            // A cluster's first start: nothing to fence (R15) on servers no hub used before.
+            if held.isEmpty, !reader.runID.isEmpty { writes.append(["SET", SharedLogShard.runKey, reader.runID]) }
+            _ = try reader.pipeline(writes)
         }
     }
 
@@ -201,6 +204,8 @@ final class SharedLog: BoardLog, @unchecked Sendable {
             for (shard, batch) in zip(shards, jobs) { shard.submit(batch) }
         case let .fold(fold):
             shard(of: fold.logName).submitFolds([fold])
+        case let .restore(restore):
+            shard(of: restore.logName).submitRestore(restore)
         case let .follow(board, logName, after):
             shard(of: logName).follow(logName, board: board, after: after)
         case let .unfollow(logName):
@@ -263,7 +268,9 @@ final class SharedLog: BoardLog, @unchecked Sendable {
             ("synchub_redis_unavailable_total", "intents answered 'unavailable' (not confirmed by Redis in time, or refused by it)", counters.answeredUnavailable),
             ("synchub_redis_proposals_timed_out_total", "proposals past --redis-timeout without confirmation", counters.proposalsTimedOut),
             ("synchub_redis_reloads_total", "boards read again because this hub fell behind a fold of their log", counters.sharedGaps),
-            ("synchub_redis_history_lost_total", "boards dropped because Redis lost their history (epoch changed)", counters.sharedHistoryLost),
+            ("synchub_redis_history_lost_total", "times a board's log in Redis was found to have lost entries this hub applied (R15)", counters.sharedHistoryLost),
+            ("synchub_redis_history_written_back_total", "boards this hub wrote back into a log that went back (R15)", counters.sharedWrittenBack),
+            ("synchub_redis_history_not_written_back_total", "boards whose lost entries this hub could not write back (another history was written on the log): dropped and read again (R15)", counters.sharedNotWrittenBack),
             ("synchub_redis_entries_unreadable_total", "log entries no hub could read (skipped alike by every hub)", counters.sharedEntriesUnreadable),
         ] {
             family(name, "counter", help)

@@ -94,17 +94,17 @@ final class SharedLogReader {
         }
         if let error = reply.errorText { throw RedisFailure(reason: .reply, message: error) }
         let parts = reply.elements
-        guard parts.count == 5, let at = parts[1].integer, let epoch = parts[2].text else {
+        guard parts.count == 6, let at = parts[1].text.flatMap({ UInt64($0) }), let epoch = parts[2].text else {
             throw RedisFailure(reason: .protocolError, message: "unexpected answer loading \(logName)")
         }
         let snapshot = parts[0].text
         let entries = SharedLogShard.entries(parts[4])
         // The script answers the snapshot only when the entries after `offset` are gone.
-        let fromSnapshot = UInt64(at) > offset && (entries.first.map { $0.offset != offset + 1 } ?? true)
+        let fromSnapshot = at > offset && (entries.first.map { $0.offset != offset + 1 } ?? true)
         if fromSnapshot, snapshot == nil {
             throw RedisFailure(reason: .reply, message: "board \(logName): the log says a snapshot at \(at) but none is stored")
         }
-        return SharedBoard(snapshot: fromSnapshot ? snapshot : nil, snapshotOffset: fromSnapshot ? UInt64(at) : offset,
-                           epoch: epoch, entries: entries)
+        return SharedBoard(snapshot: fromSnapshot ? snapshot : nil, snapshotOffset: fromSnapshot ? at : offset,
+                           epoch: epoch, entries: entries, snapshotLink: fromSnapshot ? (parts[5].text.flatMap { UInt64($0) } ?? 0) : 0)
     }
 }

@@ -18,47 +18,99 @@ enum SharedLogScripts {
         }
     }
 
+    /// R15's fence, run first by every script that writes or checks a
+    /// board: the server's run id (`INFO server`, which changes when it
+    /// restarts or another server is promoted) against the one the hubs last
+    /// wrote (`synchub:run`). A new one starts the fence (`synchub:fence`,
+    /// `ms` long): appends wait it out while every hub that holds a board of
+    /// the server checks it and writes back what the server lost. Answers
+    /// the milliseconds left (0: none). `run` '' (INFO refused): no fence.
+    static let fence = """
+        local function fenced(runKey, fenceKey, run, ms)
+          if run == '' then return 0 end
+          if redis.call('GET', runKey) ~= run then
+            redis.call('SET', runKey, run)
+            redis.call('SET', fenceKey, '1', 'PX', ms)
+            return tonumber(ms)
+          end
+          local left = redis.call('PTTL', fenceKey)
+          if left > 0 then return left end
+          return 0
+        end
+        """
+
+    /// Run by a hub's follower when it reaches a server (and each second):
+    /// starts the fence after a restart. KEYS run fence; ARGV run ms.
+    static let arrive = fence + "\n" + """
+        return fenced(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
+        """
+
     /// Appends a batch of one board's entries, in order, each as if alone:
     /// deduplicates by key (`dup` and what the key holds), checks the
     /// replica's owner (`owner`), takes the next offset, XADDs under it,
     /// remembers the key (`ok` and the offset). One script call for up to
     /// `maxBatch` entries: Redis runs one script instead of one per entry.
-    /// KEYS meta log keys keyorder owners; ARGV new-epoch, then entry key
-    /// replica sub per entry. Answers {epoch, status1, value1, status2, value2, ...}.
+    /// Each entry's stream id is `OFFSET-LINK` (the link drawn by the hub,
+    /// never 0) and it keeps the link of the entry before it (`p`), so a
+    /// log that went back and was written on again is told from the one a
+    /// hub applied (R15).
+    /// KEYS meta log keys keyorder owners run fence; ARGV new-epoch run
+    /// fence-ms seen-offset seen-link seen-epoch, then entry key replica sub
+    /// link per entry. Answers {epoch, status1, value1, status2, value2, ...},
+    /// or {'fence', ms} (nothing appended: the server came back moments ago),
+    /// or {'lost', top, last-link, epoch} (nothing appended: the log no
+    /// longer holds the entry the hub applied last, `seen`).
     /// An entry Redis refuses to append (an error reply to its XADD: OOM,
-    /// READONLY...) answers `err` and its message, `top` is put back, and
-    /// the entries after it are not tried (`err` too): the entries before it
-    /// are in the log and answered as such.
-    static let append = """
-        local epoch = redis.call('HGET', KEYS[1], 'epoch')
+    /// READONLY...) answers `err` and its message, and the entries after it
+    /// are not tried (`err` too): the entries before it are in the log and
+    /// answered as such.
+    static let append = fence + "\n" + """
+        local left = fenced(KEYS[6], KEYS[7], ARGV[2], ARGV[3])
+        if left > 0 then return {'fence', left} end
+        local meta = redis.call('HMGET', KEYS[1], 'epoch', 'top', 'last', 'snap', 'snaplink')
+        local epoch, top, last = meta[1], tonumber(meta[2] or '0'), meta[3] or '0'
+        local seen = tonumber(ARGV[4])
+        if seen > 0 then
+          local lost = (not epoch) or (ARGV[6] ~= '' and epoch ~= ARGV[6]) or top < seen
+          if not lost then
+            local at = redis.call('XRANGE', KEYS[2], seen, seen)
+            if #at > 0 then
+              lost = at[1][1] ~= (seen .. '-' .. ARGV[5])
+            elseif tonumber(meta[4] or '0') == seen then
+              lost = (meta[5] or '0') ~= ARGV[5]
+            end
+          end
+          if lost then return {'lost', tostring(top), last, epoch or ''} end
+        end
         if not epoch then
           epoch = ARGV[1]
           redis.call('HSET', KEYS[1], 'epoch', epoch)
         end
         local out = {epoch}
         local failed = false
-        for i = 2, #ARGV, 4 do
-          local entry, key, replica, sub = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+        local first = top
+        for i = 7, #ARGV, 5 do
+          local entry, key, replica, sub, link = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
           local status, value = false, false
           if failed then
             status, value = 'err', failed
           end
           if not status and key ~= '' then
-            local seen = redis.call('HGET', KEYS[3], key)
-            if seen then status, value = 'dup', seen end
+            local seenKey = redis.call('HGET', KEYS[3], key)
+            if seenKey then status, value = 'dup', seenKey end
           end
           if not status and replica ~= '' then
             local owner = redis.call('HGET', KEYS[5], replica)
             if owner and owner ~= sub then status, value = 'owner', owner end
           end
           if not status then
-            local top = redis.call('HINCRBY', KEYS[1], 'top', 1)
-            local added = redis.pcall('XADD', KEYS[2], top .. '-0', 'e', entry)
+            local added = redis.pcall('XADD', KEYS[2], (top + 1) .. '-' .. link, 'e', entry, 'p', last)
             if type(added) == 'table' and added.err then
-              redis.call('HINCRBY', KEYS[1], 'top', -1)
               failed = added.err
               status, value = 'err', failed
             else
+              top = top + 1
+              last = link
               if replica ~= '' then redis.call('HSETNX', KEYS[5], replica, sub) end
               if key ~= '' then
                 redis.call('HSET', KEYS[3], key, '@' .. top)
@@ -70,6 +122,7 @@ enum SharedLogScripts {
           out[#out + 1] = status
           out[#out + 1] = value
         end
+        if top ~= first then redis.call('HSET', KEYS[1], 'top', top, 'last', last) end
         return out
         """
 
@@ -80,10 +133,14 @@ enum SharedLogScripts {
     /// offset is the fencing token: only a newer snapshot replaces one),
     /// writes down the first answers of keys whose entries go, trims the
     /// stream behind the snapshot and the oldest keys beyond the bound.
+    /// A fold of another history than the log's (its entry at the offset
+    /// has another link, R15) is refused as `behind` too.
     /// KEYS meta log snap keys keyorder lease; ARGV offset snapshot hub
-    /// lease-ms max-keys kept-behind epoch [key answer]...
+    /// lease-ms max-keys kept-behind epoch link [key answer]...
     static let fold = """
         if ARGV[7] ~= '' and redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[7] then return {'behind', '0'} end
+        local here = redis.call('XRANGE', KEYS[2], ARGV[1], ARGV[1])
+        if #here > 0 and here[1][1] ~= (ARGV[1] .. '-' .. ARGV[8]) then return {'behind', '0'} end
         local lease = redis.call('GET', KEYS[6])
         if lease and lease ~= ARGV[3] then return {'busy', lease} end
         redis.call('SET', KEYS[6], ARGV[3], 'PX', ARGV[4])
@@ -91,8 +148,8 @@ enum SharedLogScripts {
         local offset = tonumber(ARGV[1])
         if offset <= at then return {'behind', tostring(at)} end
         redis.call('SET', KEYS[3], ARGV[2])
-        redis.call('HSET', KEYS[1], 'snap', ARGV[1])
-        for i = 8, #ARGV, 2 do
+        redis.call('HSET', KEYS[1], 'snap', ARGV[1], 'snaplink', ARGV[8])
+        for i = 9, #ARGV, 2 do
           local seen = redis.call('HGET', KEYS[4], ARGV[i])
           if seen and string.sub(seen, 1, 1) == '@' and tonumber(string.sub(seen, 2)) <= offset then
             redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
@@ -117,19 +174,46 @@ enum SharedLogScripts {
     /// Reads a board: every entry after `from` while the stream still holds
     /// them, else the snapshot and every entry after it, in one atomic step
     /// (a fold cannot slip in between). KEYS meta log snap; ARGV from. Answers {snapshot|nil,
-    /// snapshot-offset, epoch, top, entries}.
+    /// snapshot-offset, epoch, top, entries, snapshot-link}.
     static let load = """
-        local at = tonumber(redis.call('HGET', KEYS[1], 'snap') or '0')
-        local epoch = redis.call('HGET', KEYS[1], 'epoch') or ''
-        local top = redis.call('HGET', KEYS[1], 'top') or '0'
+        local meta = redis.call('HMGET', KEYS[1], 'snap', 'epoch', 'top', 'snaplink')
+        local at = tonumber(meta[1] or '0')
         local from = tonumber(ARGV[1])
         local snap = false
-        if from < at and #redis.call('XRANGE', KEYS[2], (from + 1) .. '-0', (from + 1) .. '-0') == 0 then
+        if from < at and #redis.call('XRANGE', KEYS[2], from + 1, from + 1) == 0 then
           -- The entries after `from` were trimmed: the snapshot, then what follows it.
           snap = redis.call('GET', KEYS[3]) or false
           from = at
         end
-        local entries = redis.call('XRANGE', KEYS[2], (from + 1) .. '-0', '+')
-        return {snap, tostring(at), epoch, top, entries}
+        local entries = redis.call('XRANGE', KEYS[2], from + 1, '+')
+        return {snap, tostring(at), meta[2] or '', meta[3] or '0', entries, meta[4] or '0'}
+        """
+
+    /// R15: writes a board back into a log that went back: the hub's whole
+    /// board as the snapshot at the offset it applied, taken only while the
+    /// log still is what the hub saw (epoch, last offset and its link; an
+    /// empty log has none), so two hubs writing back cannot both win and a
+    /// log written on meanwhile is never overwritten. The stream goes (its
+    /// entries are a part of the snapshot); the keys' first answers the hub
+    /// kept are written down again. Allowed while the server is fenced.
+    /// KEYS meta log snap keys keyorder; ARGV offset link snapshot epoch
+    /// expected-top expected-last [key answer offset]... Answers {'ok'} or
+    /// {'moved', top, last, epoch}.
+    static let restore = """
+        local meta = redis.call('HMGET', KEYS[1], 'epoch', 'top', 'last')
+        local top, last = meta[2] or '0', meta[3] or '0'
+        if (meta[1] and meta[1] ~= ARGV[4]) or top ~= ARGV[5] or last ~= ARGV[6] or tonumber(ARGV[1]) <= tonumber(top) then
+          return {'moved', top, last, meta[1] or ''}
+        end
+        redis.call('SET', KEYS[3], ARGV[3])
+        redis.call('DEL', KEYS[2])
+        redis.call('HSET', KEYS[1], 'epoch', ARGV[4], 'top', ARGV[1], 'last', ARGV[2], 'snap', ARGV[1], 'snaplink', ARGV[2])
+        for i = 7, #ARGV, 3 do
+          if not redis.call('HGET', KEYS[4], ARGV[i]) then
+            redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
+            redis.call('ZADD', KEYS[5], ARGV[i + 2], ARGV[i])
+          end
+        end
+        return {'ok'}
         """
 }

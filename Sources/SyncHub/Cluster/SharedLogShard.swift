@@ -16,8 +16,9 @@ final class SharedLogShard: @unchecked Sendable {
     private var jobs: [Job] = []
     private var stopping = false
     private var threadsRunning = 0
-    /// logName -> (board key, offset to read after).
-    private var followed: [String: (board: String, after: UInt64)] = [:]
+    /// logName -> (board key, offset to read after and the link of the entry there).
+    private var followed: [String: Followed] = [:]
+    struct Followed { var board: String; var after: UInt64; var link: UInt64 }
     private var unfollowed: Set<String> = []
     /// logName -> (connections, names) on this hub.
     private var presence: [String: (clients: Int, names: [String])] = [:]
@@ -33,11 +34,25 @@ final class SharedLogShard: @unchecked Sendable {
         case propose(SharedProposal)
         /// A fold whose snapshot `encodeFolds` has written.
         case fold(SharedFold, snapshot: String)
+        /// R15: a board written back, its snapshot written off the appender too.
+        case restore(SharedRestore, snapshot: String)
     }
 
     /// Snapshots are written here, not on the appender: a fold's encoding
     /// (the whole board) must not hold up the proposals behind it.
     private let foldEncoder = DispatchQueue(label: "redis-fold-encoder")
+
+    /// R15: writes the board's snapshot off the appender thread, then queues the write-back.
+    func submitRestore(_ restore: SharedRestore) {
+        foldEncoder.async { [self] in
+            do {
+                submit([.restore(restore, snapshot: try restore.encode())])
+            } catch {
+                logger.error("cannot encode a board's snapshot to write it back", metadata: ["board": "\(restore.logName)", "error": "\(error)"])
+                deliver([.restored(board: restore.board, .failed(reason: "cannot encode the board: \(error)"))])
+            }
+        }
+    }
 
     /// Writes each fold's snapshot off the appender thread, then queues it.
     func submitFolds(_ folds: [SharedFold]) {
@@ -99,10 +114,10 @@ final class SharedLogShard: @unchecked Sendable {
     /// Proposals and folds waiting for the appender at most.
     static let maxQueued = 50_000
 
-    /// Follows `logName` from after `offset` (replacing where it was).
-    func follow(_ logName: String, board: String, after offset: UInt64) {
+    /// Follows `logName` from after `seen` (replacing where it was).
+    func follow(_ logName: String, board: String, after seen: SharedSeen) {
         lock.lock()
-        followed[logName] = (board, offset)
+        followed[logName] = Followed(board: board, after: seen.offset, link: seen.link)
         unfollowed.remove(logName)
         lock.unlock()
     }
@@ -275,9 +290,20 @@ final class SharedLogShard: @unchecked Sendable {
         return units
     }
 
-    private func send(_ batch: [Job], on connection: RedisConnection, hashes: ScriptHashes) {
+    private func send(_ batch: [Job], on connection: RedisConnection, hashes: ScriptHashes, isRetry: Bool = false) {
+        var hashes = hashes
+        if isRetry {
+            var scripts: ScriptHashes?
+            var generation = currentPrimaryGeneration
+            guard ready(connection, scripts: &scripts, generation: &generation, role: "appender"), let loaded = scripts else {
+                fail(batch, reason: "cannot reach \(address)")
+                return
+            }
+            hashes = loaded
+        }
         let units = Self.units(of: batch)
-        var commands = units.map { command(for: $0, hashes: hashes, evalText: false) }
+        let run = connection.runID
+        var commands = units.map { command(for: $0, hashes: hashes, run: run, evalText: false) }
         let proposals = batch.contains { if case .propose = $0 { return true } else { return false } }
         let waits = settings.waitReplicas > 0 && proposals
         // WAIT answers before the socket's timeout, so a lagging replica is
@@ -291,7 +317,17 @@ final class SharedLogShard: @unchecked Sendable {
         } catch {
             note { $0.count(error); $0.up = false }
             logger.warning("redis append failed; answered unavailable", metadata: ["server": "\(address)", "error": "\(error.message)"])
-            fail(batch, reason: error.message)
+            // A write-back is safe to send again (it checks what the log
+            // holds): it goes once more, on a new connection, rather than
+            // wait a second for the next look at the log (R15's fence is short).
+            connection.close()
+            let again = batch.filter { if case .restore = $0 { true } else { false } }
+            fail(batch.filter { if case .restore = $0 { false } else { true } }, reason: error.message)
+            if !again.isEmpty, !isRetry {
+                send(again, on: connection, hashes: hashes, isRetry: true)
+            } else {
+                fail(again, reason: error.message)
+            }
             return
         }
         note { $0.observe(seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9); $0.up = true }
@@ -301,7 +337,7 @@ final class SharedLogShard: @unchecked Sendable {
             note { $0.errors["noscript", default: 0] += 1 }
             do {
                 // With --redis-wait, what runs again is waited for again.
-                var retry = missing.map { command(for: units[$0], hashes: hashes, evalText: true) }
+                var retry = missing.map { command(for: units[$0], hashes: hashes, run: run, evalText: true) }
                 if waits { retry.append(waitCommand) }
                 let again = try connection.pipeline(retry)
                 for (index, reply) in zip(missing, again) { replies[index] = reply }
@@ -335,6 +371,8 @@ final class SharedLogShard: @unchecked Sendable {
                 case let .propose(proposal):
                     news.append(.appended(board: proposal.board, number: proposal.number,
                                           result: result(of: reply, place: place, waitProblem: waitProblem, logName: proposal.logName)))
+                case let .restore(restore, _):
+                    news.append(.restored(board: restore.board, restoreResult(of: reply, logName: restore.logName)))
                 case let .fold(fold, _):
                     if let error = reply.errorText {
                         note { $0.errors[RedisFailure(reason: .script, message: error).label, default: 0] += 1 }
@@ -355,6 +393,31 @@ final class SharedLogShard: @unchecked Sendable {
         deliver(news)
     }
 
+    /// The answer to a write-back (R15).
+    private func restoreResult(of reply: RedisReply, logName: String) -> SharedRestoreResult {
+        if let error = reply.errorText {
+            note { $0.errors[RedisFailure(reason: .script, message: error).label, default: 0] += 1 }
+            logger.warning("redis refused a write-back", metadata: ["board": "\(logName)", "error": "\(error)"])
+            return .failed(reason: error)
+        }
+        let parts = reply.elements
+        switch parts.first?.text {
+        case "ok"?: return .restored
+        case "moved"? where parts.count == 4: return .moved(Self.head(parts[1...]))
+        default:
+            note { $0.errors["protocol", default: 0] += 1 }
+            return .failed(reason: "unexpected answer from the restore script")
+        }
+    }
+
+    /// `top, last, epoch` as a script answers them.
+    static func head(_ parts: ArraySlice<RedisReply>) -> SharedLogHead {
+        let values = Array(parts)
+        func number(_ reply: RedisReply) -> UInt64 { UInt64(reply.text ?? "") ?? UInt64(max(0, reply.integer ?? 0)) }
+        return SharedLogHead(top: values.count > 0 ? number(values[0]) : 0, last: values.count > 1 ? number(values[1]) : 0,
+                             epoch: values.count > 2 ? (values[2].text ?? "") : "")
+    }
+
     /// The answer to the `place`-th entry of an `append` call.
     private func result(of reply: RedisReply, place: Int, waitProblem: String?, logName: String) -> SharedAppendResult {
         if let error = reply.errorText {
@@ -366,6 +429,16 @@ final class SharedLogShard: @unchecked Sendable {
             return .failed(reason: error)
         }
         let parts = reply.elements
+        switch parts.first?.text {
+        case "fence"? where parts.count == 2:
+            // R15: nothing appended; proposed again when the fence is over.
+            return .fenced(milliseconds: UInt64(max(1, parts[1].integer ?? 1)))
+        case "lost"? where parts.count == 4:
+            if place == 0 { logger.error("redis lost a part of a board's log this hub applied", metadata: ["board": "\(logName)"]) }
+            return .lost(Self.head(parts[1...]))
+        default:
+            break
+        }
         let at = 1 + 2 * place
         if parts.count >= at + 2, let epoch = parts[0].text {
             switch parts[at].text {
@@ -391,24 +464,35 @@ final class SharedLogShard: @unchecked Sendable {
         return .failed(reason: "unexpected answer from the append script")
     }
 
-    private func command(for unit: [Job], hashes: ScriptHashes, evalText: Bool) -> [String] {
+    private func command(for unit: [Job], hashes: ScriptHashes, run: String, evalText: Bool) -> [String] {
         switch unit.first {
         case let .propose(first)?:
             let keys = SharedLogScripts.BoardKeys(logName: first.logName)
             let head = evalText ? ["EVAL", SharedLogScripts.append] : ["EVALSHA", hashes.append]
-            var command = head + ["5", keys.meta, keys.log, keys.keys, keys.keyOrder, keys.owners, Self.newEpoch()]
-            command.reserveCapacity(command.count + 4 * unit.count)
+            let seen = first.seen
+            var command = head + ["7", keys.meta, keys.log, keys.keys, keys.keyOrder, keys.owners, Self.runKey, Self.fenceKey,
+                                  Self.newEpoch(), run, String(settings.fenceMilliseconds),
+                                  String(seen.offset), String(seen.link), seen.epoch]
+            command.reserveCapacity(command.count + 5 * unit.count)
             for case let .propose(proposal) in unit {
                 command += [proposal.body, proposal.key ?? "", proposal.owner.map { String($0.replica.rawValue) } ?? "",
-                            proposal.owner?.sub ?? ""]
+                            proposal.owner?.sub ?? "", String(Self.newLink())]
             }
+            return command
+        case let .restore(restore, snapshot)?:
+            let keys = SharedLogScripts.BoardKeys(logName: restore.logName)
+            let head = evalText ? ["EVAL", SharedLogScripts.restore] : ["EVALSHA", hashes.restore]
+            var command = head + ["5", keys.meta, keys.log, keys.snapshot, keys.keys, keys.keyOrder,
+                                  String(restore.seen.offset), String(restore.seen.link), snapshot, restore.seen.epoch,
+                                  String(restore.expected.top), String(restore.expected.last)]
+            for answer in restore.answers { command += [answer.key, answer.answer, String(answer.offset)] }
             return command
         case let .fold(fold, snapshot)?:
             let keys = SharedLogScripts.BoardKeys(logName: fold.logName)
             let head = evalText ? ["EVAL", SharedLogScripts.fold] : ["EVALSHA", hashes.fold]
             var command = head + ["6", keys.meta, keys.log, keys.snapshot, keys.keys, keys.keyOrder, keys.lease,
                                   String(fold.offset), snapshot, settings.hubID, String(settings.leaseMilliseconds), String(settings.maxKeysPerBoard),
-                                  String(settings.keptBehindSnapshot), fold.epoch]
+                                  String(settings.keptBehindSnapshot), fold.epoch, String(fold.link)]
             for answer in fold.answers { command += [answer.key, answer.answer] }
             return command
         case nil:
@@ -418,13 +502,28 @@ final class SharedLogShard: @unchecked Sendable {
 
     private func fail(_ batch: [Job], reason: String) {
         var news: [StoreAnswer] = []
-        for case let .propose(proposal) in batch {
-            news.append(.appended(board: proposal.board, number: proposal.number, result: .failed(reason: reason)))
+        for job in batch {
+            switch job {
+            case let .propose(proposal):
+                news.append(.appended(board: proposal.board, number: proposal.number, result: .failed(reason: reason)))
+            case let .restore(restore, _):
+                news.append(.restored(board: restore.board, .failed(reason: reason)))
+            case .fold:
+                break
+            }
         }
         if !news.isEmpty { deliver(news) }
     }
 
     private static func newEpoch() -> String { String(UInt64.random(in: 1...UInt64.max), radix: 36) }
+
+    /// An entry's link (R15): 48 random bits, never 0 (a stream id's second part).
+    private static func newLink() -> UInt64 { UInt64.random(in: 1...(1 << 48)) }
+
+    /// R15's fence (`SharedLogScripts.fence`): server-wide keys.
+    static let runKey = "synchub:run"
+    static let fenceKey = "synchub:fence"
+
 
     // MARK: Follower
 
@@ -442,10 +541,14 @@ final class SharedLogShard: @unchecked Sendable {
             unfollowed.removeAll()
             lock.unlock()
             if done { break }
+            let wasConnected = connection.isConnected && scripts != nil
             guard ready(connection, scripts: &scripts, generation: &generation, role: "follower") else {
                 Thread.sleep(forTimeInterval: 0.1)
                 continue
             }
+            // R15: reached again (a restart, a failover): the fence starts and
+            // every followed board's head is checked now, not in a second.
+            if !wasConnected { lastPresence = 0 }
             let now = DispatchTime.now().uptimeNanoseconds
             if address.isSentinel, now >= lastPrimaryCheck + 1_000_000_000 {
                 // R13: a promotion is followed within about a second, also
@@ -499,11 +602,12 @@ final class SharedLogShard: @unchecked Sendable {
         }
     }
 
-    private func read(on connection: RedisConnection, targets: [String: (board: String, after: UInt64)]) {
+    private func read(on connection: RedisConnection, targets: [String: Followed]) {
         let names = Array(targets.keys)
         var command = ["XREAD", "COUNT", "1000", "BLOCK", String(settings.blockMilliseconds), "STREAMS"]
         command += names.map { SharedLogScripts.BoardKeys(logName: $0).log }
-        command += names.map { "\(targets[$0]?.after ?? 0)-0" }
+        // After every id of the last offset read (ids are OFFSET-LINK).
+        command += names.map { "\(targets[$0]?.after ?? 0)-\(UInt64.max)" }
         let reply: RedisReply
         do {
             reply = try connection.command(command)
@@ -520,7 +624,7 @@ final class SharedLogShard: @unchecked Sendable {
             return
         }
         var news: [StoreAnswer] = []
-        var advanced: [String: UInt64] = [:]
+        var advanced: [String: SharedLogEntry] = [:]
         for stream in reply.elements {
             let parts = stream.elements
             guard parts.count == 2, let key = parts[0].text else { continue }
@@ -528,12 +632,14 @@ final class SharedLogShard: @unchecked Sendable {
             guard let target = targets[logName] else { continue }
             let entries = Self.entries(parts[1])
             guard let last = entries.last else { continue }
-            advanced[logName] = last.offset
+            advanced[logName] = last
             news.append(.sequenced(board: target.board, entries: entries))
         }
         lock.lock()
-        for (logName, offset) in advanced {
-            if let current = followed[logName], current.after < offset { followed[logName] = (current.board, offset) }
+        for (logName, last) in advanced {
+            if let current = followed[logName], current.after < last.offset {
+                followed[logName] = Followed(board: current.board, after: last.offset, link: last.link)
+            }
         }
         lock.unlock()
         if !news.isEmpty { deliver(news) }
@@ -541,13 +647,16 @@ final class SharedLogShard: @unchecked Sendable {
 
     /// Once a second: tells Redis who is on each followed board here, reads
     /// who is on the other hubs, and how far the logs ran ahead (R4, R11).
-    private func exchangePresence(on connection: RedisConnection, targets: [String: (board: String, after: UInt64)], gone: Set<String>) {
+    private func exchangePresence(on connection: RedisConnection, targets: [String: Followed], gone: Set<String>) {
         lock.lock()
         let here = presence
         lock.unlock()
         let names = Array(targets.keys)
         // R17: the lease on this hub's id, renewed with presence.
-        var commands: [[String]] = [HubLease.takeCommand(hubID: settings.hubID, token: HubLease.token)]
+        var commands: [[String]] = [HubLease.takeCommand(hubID: settings.hubID, token: HubLease.token),
+                                    // R15: a server that restarted or was promoted is fenced from here.
+                                    ["EVAL", SharedLogScripts.arrive, "2", Self.runKey, Self.fenceKey, connection.runID,
+                                     String(settings.fenceMilliseconds)]]
         for logName in gone { commands.append(["HDEL", SharedLogScripts.BoardKeys(logName: logName).here, settings.hubID]) }
         let first = commands.count
         for logName in names {
@@ -557,7 +666,7 @@ final class SharedLogShard: @unchecked Sendable {
             commands.append(["HSET", keys.here, settings.hubID, "{{TIME}} \(mine.clients) \(namesJSON)"])
             commands.append(["PEXPIRE", keys.here, "10000"])
             commands.append(["HGETALL", keys.here])
-            commands.append(["HMGET", keys.meta, "top", "epoch"])
+            commands.append(["HMGET", keys.meta, "top", "last", "epoch"])
         }
         do {
             // The server's clock stamps every hub's entry, so hubs on
@@ -608,15 +717,14 @@ final class SharedLogShard: @unchecked Sendable {
                     if let list = try? JSONDecoder().decode([String].self, from: Data(fields[2].utf8)) { others += list }
                 }
                 news.append(.presence(board: target.board, clients: clients, names: others.sorted()))
-                let head = replies[first + index * 4 + 3].elements
-                let top = head.first?.integer ?? 0
-                let epoch = head.count > 1 ? (head[1].text ?? "") : ""
-                if UInt64(max(0, top)) > target.after { behind += UInt64(top) - target.after }
-                // The log went below what was read (a failover to a replica
-                // that was behind, a flush): history this hub applied is gone.
-                let lost = UInt64(max(0, top)) < target.after
-                if lost { logger.error("a board's log in redis lost history this hub applied", metadata: ["board": "\(target.board)"]) }
-                news.append(.logHead(board: target.board, epoch: epoch, lost: lost))
+                let head = Self.head(replies[first + index * 4 + 3].elements[...])
+                if head.top > target.after { behind += head.top - target.after }
+                // R15: the log went below what was read, or holds another
+                // entry there (a failover to a replica that was behind, a
+                // restart from an older file, a flush): history is gone.
+                let lost = head.top < target.after || (head.top == target.after && head.last != target.link)
+                if lost { logger.error("a board's log in redis lost history this hub read", metadata: ["board": "\(target.board)"]) }
+                news.append(.logHead(board: target.board, head, lost: lost))
             }
             note { $0.behind = behind }
             if !departed.isEmpty { _ = try connection.pipeline(departed) }
@@ -638,15 +746,20 @@ final class SharedLogShard: @unchecked Sendable {
         for item in reply.elements {
             let parts = item.elements
             guard parts.count == 2, let id = parts[0].text, let dash = id.firstIndex(of: "-"),
-                  let offset = UInt64(id[..<dash]) else { continue }
+                  let offset = UInt64(id[..<dash]), let link = UInt64(id[id.index(after: dash)...]) else { continue }
             let fields = parts[1].elements
             var body: [UInt8]?
+            var prev: UInt64?
             var index = 0
             while index + 1 < fields.count {
-                if fields[index].text == "e", case let .bulk(bytes) = fields[index + 1] { body = bytes }
+                switch fields[index].text {
+                case "e"?: if case let .bulk(bytes) = fields[index + 1] { body = bytes }
+                case "p"?: prev = fields[index + 1].text.flatMap { UInt64($0) }
+                default: break
+                }
                 index += 2
             }
-            if let body { out.append(SharedLogEntry(offset: offset, body: body)) }
+            if let body { out.append(SharedLogEntry(offset: offset, body: body, link: link, prev: prev)) }
         }
         return out
     }
@@ -670,6 +783,11 @@ struct SharedLogConnectionSettings: Sendable {
     /// Entries kept in the stream behind a snapshot, so a hub a little
     /// behind the folding one reads on instead of reloading the board.
     var keptBehindSnapshot = 1_024
+    /// R15: how long a server that restarted or was promoted takes no
+    /// append, while the hubs that hold its boards write back what it lost
+    /// (they check at once when they reach it again). Within half of
+    /// --redis-timeout, so an intent waiting it out is still answered.
+    var fenceMilliseconds: Int { min(1_000, max(100, timeoutMilliseconds / 2)) }
 }
 
 /// The SHA1s of the loaded scripts (SCRIPT LOAD on every new connection, so
@@ -678,15 +796,15 @@ struct ScriptHashes {
     var append: String
     var fold: String
     var load: String
+    var restore: String
 
     static func load(on connection: RedisConnection) throws(RedisFailure) -> ScriptHashes {
-        let replies = try connection.pipeline([
-            ["SCRIPT", "LOAD", SharedLogScripts.append], ["SCRIPT", "LOAD", SharedLogScripts.fold], ["SCRIPT", "LOAD", SharedLogScripts.load],
-        ])
-        guard replies.count == 3, let append = replies[0].text, let fold = replies[1].text, let load = replies[2].text,
-              replies.allSatisfy({ $0.errorText == nil }) else {
+        let scripts = [SharedLogScripts.append, SharedLogScripts.fold, SharedLogScripts.load, SharedLogScripts.restore]
+        let replies = try connection.pipeline(scripts.map { ["SCRIPT", "LOAD", $0] })
+        let hashes = replies.compactMap(\.text)
+        guard hashes.count == scripts.count, replies.allSatisfy({ $0.errorText == nil }) else {
             throw RedisFailure(reason: .reply, message: "SCRIPT LOAD refused: \(replies.compactMap(\.errorText).first ?? "no hash")")
         }
-        return ScriptHashes(append: append, fold: fold, load: load)
+        return ScriptHashes(append: hashes[0], fold: hashes[1], load: hashes[2], restore: hashes[3])
     }
 }

@@ -74,6 +74,12 @@ class BoardRoom {
         preconditionFailure("BoardRoom is abstract: KindRoom applies")
     }
 
+    /// Cluster mode (R15): the board as this hub holds it, to write back
+    /// into a log that went back to `expected`.
+    func writeBack(over expected: SharedLogHead) -> SharedRestore {
+        preconditionFailure("BoardRoom is abstract: KindRoom writes back")
+    }
+
     /// Parses one text frame of a connection on this board.
     func parse(_ bytes: UnsafeRawBufferPointer) -> ParsedFrame {
         preconditionFailure("BoardRoom is abstract: KindRoom parses")

@@ -203,7 +203,7 @@ extension HubCore {
                 return
             }
             if isShared, let room = boards[board] {
-                actions.append(.store(.follow(board: board, logName: room.logName, after: room.shared.applied)))
+                actions.append(.store(.follow(board: board, logName: room.logName, after: room.shared.seen)))
             }
             if !load.next.isEmpty {
                 // Those who came after this read was asked for wait for one more.

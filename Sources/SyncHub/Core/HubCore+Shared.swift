@@ -45,7 +45,7 @@ extension HubCore {
         room.shared.proposals[nextProposal] = waiting
         proposalBoards.insert(room.name)
         outboxProposals.append(SharedProposal(board: room.name, logName: room.logName, number: nextProposal, body: body,
-                                              key: waiting.logKey, owner: owner, deadline: waiting.deadline))
+                                              key: waiting.logKey, owner: owner, deadline: waiting.deadline, seen: room.shared.seen))
         counters.proposals += 1
     }
 
@@ -57,10 +57,23 @@ extension HubCore {
         proposal.awaitsKey = false
         proposal.confirmed = false
         proposal.offset = nil
+        proposal.retryAt = nil
         room.shared.proposals[number] = proposal
         proposalBoards.insert(room.name)
         outboxProposals.append(SharedProposal(board: room.name, logName: room.logName, number: number, body: proposal.body,
-                                              key: proposal.logKey, owner: proposal.owner, deadline: proposal.deadline))
+                                              key: proposal.logKey, owner: proposal.owner, deadline: proposal.deadline,
+                                              seen: room.shared.seen))
+    }
+
+    /// R15: proposes `number` again once the fence or the write-back is
+    /// over (its deadline stays: past it, it is answered `unavailable`).
+    private mutating func retry(_ number: UInt64, _ proposal: PendingProposal, in room: BoardRoom) {
+        var proposal = proposal
+        proposal.retryAt = nil
+        room.shared.proposals[number] = proposal
+        outboxProposals.append(SharedProposal(board: room.name, logName: room.logName, number: number, body: proposal.body,
+                                              key: proposal.logKey, owner: proposal.owner, deadline: proposal.deadline,
+                                              seen: room.shared.seen))
     }
 
     mutating func fold(_ fold: SharedFold) {
@@ -70,7 +83,9 @@ extension HubCore {
     /// The log's answer to one of this hub's proposals.
     mutating func appended(board: String, number: UInt64, result: SharedAppendResult, actions: inout [HubAction]) {
         guard let room = boards[board], var proposal = room.shared.proposals[number] else { return }
-        if case .appended = result {} else {
+        switch result {
+        case .appended, .fenced, .lost: break
+        default:
             // Not in the log from here: later intents are checked without it.
             room.speculation.settle(number, of: proposal.connection)
         }
@@ -126,6 +141,17 @@ extension HubCore {
         case .failed:
             room.shared.proposals[number] = nil
             unavailable(proposal, in: room, actions: &actions)
+        case let .fenced(milliseconds):
+            // R15: the server came back moments ago; the hubs that hold its
+            // boards write back what it lost first. Proposed again after.
+            proposal.retryAt = now &+ milliseconds * 1_000_000
+            room.shared.proposals[number] = proposal
+        case let .lost(head):
+            // R15: the log lost what this hub applied: written back first,
+            // then proposed again on top of it.
+            proposal.retryAt = .max
+            room.shared.proposals[number] = proposal
+            historyLost(room, head: head, actions: &actions)
         }
         if room.shared.proposals.isEmpty { proposalBoards.remove(board) }
     }
@@ -133,6 +159,16 @@ extension HubCore {
     /// Entries of a board's log, in order, as the log hands them over.
     mutating func sequenced(board: String, entries: [SharedLogEntry], actions: inout [HubAction]) {
         guard let room = boards[board] else { return }
+        if let next = entries.first(where: { $0.offset > room.shared.applied }), next.offset == room.shared.applied + 1,
+           let prev = next.prev, prev != room.shared.link {
+            // R15: what follows this hub's last entry in the log is not what
+            // it applied: the log went back and was written on by a hub that
+            // never saw the lost part. Nothing of it is applied here.
+            counters.sharedHistoryLost += 1
+            cannotWriteBack(room, because: "the log went back past offset \(room.shared.applied) and holds other entries after it",
+                            actions: &actions)
+            return
+        }
         if !room.applyShared(entries, core: &self, actions: &actions) {
             // A fold trimmed the log past this hub: the shell reads the board
             // again (`takeReloads`, `.reloaded`); its thin clients stay and see
@@ -142,15 +178,88 @@ extension HubCore {
         }
     }
 
-    /// What the follower saw of a board's log each second: a new epoch, or a
-    /// last offset below what it read (a failover to a replica that was
-    /// behind, a flush), means the history this hub applied is gone.
-    mutating func logHead(board: String, epoch: String, lost: Bool, actions: inout [HubAction]) {
+    /// What the follower saw of a board's log (each second, and at once
+    /// when its server is reached again): a log that went below what this
+    /// hub applied, or has another epoch, lost history (R15).
+    mutating func logHead(board: String, head: SharedLogHead, lost: Bool, actions: inout [HubAction]) {
         guard let room = boards[board] else { return }
-        if room.shared.epoch.isEmpty, !epoch.isEmpty, !lost { room.shared.epoch = epoch }
-        guard lost || (!room.shared.epoch.isEmpty && !epoch.isEmpty && epoch != room.shared.epoch) else { return }
+        if room.shared.epoch.isEmpty, !head.epoch.isEmpty, room.shared.applied == 0 { room.shared.epoch = head.epoch }
+        let gone = head.epoch.isEmpty ? room.shared.applied > 0 : (!room.shared.epoch.isEmpty && head.epoch != room.shared.epoch)
+        guard lost || gone else { return }
+        historyLost(room, head: head, actions: &actions)
+    }
+
+    /// R15: the log of `room`'s board lost entries this hub applied. When
+    /// what it holds now is a part of this hub's history (it went back and
+    /// nothing else was written on it), the board is written back whole at
+    /// the offset this hub applied: versions go on above the highest shown,
+    /// and every hub behind reads it from there. Otherwise it cannot be,
+    /// and the board is dropped (logged).
+    private mutating func historyLost(_ room: BoardRoom, head: SharedLogHead, actions: inout [HubAction]) {
+        guard !room.shared.writingBack else { return }
         counters.sharedHistoryLost += 1
+        writeBack(room, over: head, actions: &actions)
+    }
+
+    private mutating func writeBack(_ room: BoardRoom, over head: SharedLogHead, actions: inout [HubAction]) {
+        let shared = room.shared
+        guard head.top < shared.applied else {
+            // The log is at or past this hub: nothing of its own to write; a
+            // read or an append says whether it follows what was applied.
+            resumeProposals(room, actions: &actions)
+            return
+        }
+        let sameHistory = head.epoch.isEmpty || head.epoch == shared.epoch
+        let isPart = head.top == 0 ? head.epoch.isEmpty || head.last == 0 : shared.links.link(at: head.top) == head.last
+        guard sameHistory, isPart else {
+            cannotWriteBack(room, because: head.top == 0 || !sameHistory
+                                ? "the log holds another history (epoch \(head.epoch), this hub applied \(shared.epoch))"
+                                : "the log holds an entry at offset \(head.top) this hub did not apply, or one older than it remembers",
+                            actions: &actions)
+            return
+        }
+        room.shared.writingBack = true
+        actions.append(.report(HubReport(level: .error, message: "redis lost entries \(head.top + 1)...\(shared.applied) of the board's log "
+                                             + "(it went back); writing back the board as this hub holds it", board: room.name)))
+        actions.append(.store(.restore(room.writeBack(over: head))))
+    }
+
+    /// R15: what this hub applied cannot be written back: the board is
+    /// dropped (its clients reconnect and read it as the log holds it).
+    private mutating func cannotWriteBack(_ room: BoardRoom, because reason: String, actions: inout [HubAction]) {
+        counters.sharedNotWrittenBack += 1
+        actions.append(.report(HubReport(level: .error, message: "redis lost entries of the board's log that this hub cannot write back: "
+                                             + reason + "; the board is read again as Redis holds it", board: room.name)))
         drop(room, code: 1012, reason: "the board's shared log lost its history; reconnect", actions: &actions)
+    }
+
+    /// The log's answer to a write-back (`writeBack`).
+    mutating func restored(board: String, result: SharedRestoreResult, actions: inout [HubAction]) {
+        guard let room = boards[board], room.shared.writingBack else { return }
+        room.shared.writingBack = false
+        switch result {
+        case .restored:
+            counters.sharedWrittenBack += 1
+            // The snapshot written holds every answer this hub kept.
+            room.shared.foldOffered = room.shared.applied
+            room.shared.answersSinceFold.removeAll()
+            actions.append(.report(HubReport(level: .notice, message: "wrote the board back into redis up to offset \(room.shared.applied)",
+                                             board: room.name)))
+            resumeProposals(room, actions: &actions)
+        case let .moved(head):
+            // Another hub wrote back first, or the log moved on: look again.
+            writeBack(room, over: head, actions: &actions)
+        case .failed:
+            // Tried again when the follower next sees the log's head.
+            resumeProposals(room, actions: &actions)
+        }
+    }
+
+    /// Proposals held for a write-back go again.
+    private mutating func resumeProposals(_ room: BoardRoom, actions: inout [HubAction]) {
+        for (number, proposal) in room.shared.proposals where proposal.retryAt == .max {
+            retry(number, proposal, in: room)
+        }
     }
 
     /// A board read again after this hub fell behind its log (`catchUp`).
@@ -181,11 +290,16 @@ extension HubCore {
         guard !proposalBoards.isEmpty else { return }
         for board in proposalBoards {
             guard let room = boards[board] else { proposalBoards.remove(board); continue }
-            for (number, proposal) in room.shared.proposals where now >= proposal.deadline {
-                room.shared.proposals[number] = nil
-                room.speculation.settle(number, of: proposal.connection)
-                counters.proposalsTimedOut += 1
-                unavailable(proposal, in: room, actions: &actions)
+            for (number, proposal) in room.shared.proposals {
+                if now >= proposal.deadline {
+                    room.shared.proposals[number] = nil
+                    room.speculation.settle(number, of: proposal.connection)
+                    counters.proposalsTimedOut += 1
+                    unavailable(proposal, in: room, actions: &actions)
+                } else if let at = proposal.retryAt, at <= now {
+                    // R15: its server's fence is over.
+                    retry(number, proposal, in: room)
+                }
             }
             if room.shared.proposals.isEmpty { proposalBoards.remove(board) }
         }

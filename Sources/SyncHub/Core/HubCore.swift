@@ -232,8 +232,10 @@ struct HubCore {
             presence(board: board, clients: clients, names: names)
         case let .folded(board, offset):
             boards[board]?.shared.answersSinceFold.removeAll { $0.offset <= offset }
-        case let .logHead(board, epoch, lost):
-            logHead(board: board, epoch: epoch, lost: lost, actions: &actions)
+        case let .logHead(board, head, lost):
+            logHead(board: board, head: head, lost: lost, actions: &actions)
+        case let .restored(board, result):
+            restored(board: board, result: result, actions: &actions)
         case .storeFailed, .imageStored, .imageRead:
             // The shell's business (the hub stops; HTTP answers).
             break
@@ -468,6 +470,9 @@ struct HubCounters: Equatable {
     var sharedEntriesUnreadable: UInt64 = 0
     var sharedGaps: UInt64 = 0
     var sharedHistoryLost: UInt64 = 0
+    /// R15: boards written back into a log that went back, and those that could not be.
+    var sharedWrittenBack: UInt64 = 0
+    var sharedNotWrittenBack: UInt64 = 0
     /// Tokens accepted; refused (401/4401); changes or boards forbidden
     /// (403/4403, `forbidden`); connections closed at their token's expiry.
     var authAccepted: UInt64 = 0

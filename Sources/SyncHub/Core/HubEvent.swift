@@ -73,6 +73,16 @@ enum HubAction {
     /// The board an HTTP request waited for is held now (`ready`), or could
     /// not be loaded (`reason`).
     indirect case httpBoard(exchange: UInt64, board: BoardAddress, ready: Bool, reason: String)
+    /// Something an operator must read in the hub's log (the core keeps no logger).
+    indirect case report(HubReport)
+}
+
+/// A line for the hub's log: what happened to which board.
+struct HubReport: Sendable, Equatable {
+    enum Level: Sendable { case notice, error }
+    var level: Level
+    var message: String
+    var board: String
 }
 
 /// Work for a board store. Every request returns at once; the answers the
@@ -93,8 +103,10 @@ enum StoreRequest: Sendable {
     case propose([SharedProposal])
     /// Write a snapshot of a board into its shared log and trim before it; answered `.folded`.
     case fold(SharedFold)
+    /// R15: write a board back into its shared log that went back; answered `.restored`.
+    case restore(SharedRestore)
     /// Hand over the entries of `board`'s shared log after `after` as they come (`.sequenced`).
-    case follow(board: String, logName: String, after: UInt64)
+    case follow(board: String, logName: String, after: SharedSeen)
     case unfollow(logName: String)
     /// Who is on each held board on this hub, by log name (R4), for the other hubs.
     case presence([String: BoardPresence])
@@ -132,9 +144,12 @@ enum StoreAnswer: Sendable {
     case presence(board: String, clients: Int, names: [String])
     /// A snapshot at `offset` or later is stored (answers up to it are written down).
     case folded(board: String, offset: UInt64)
-    /// The board's log as the store holds it now (its epoch; whether its
-    /// last offset went below what this hub read).
-    case logHead(board: String, epoch: String, lost: Bool)
+    /// The board's log as the store holds it now (sampled each second, and
+    /// at once when its server is reached again).
+    /// `lost`: its last offset went below what the follower read, or the
+    /// entry there is another one (R15).
+    case logHead(board: String, SharedLogHead, lost: Bool)
+    case restored(board: String, SharedRestoreResult)
     case imageStored(exchange: UInt64, StoreFailure?)
     case imageRead(exchange: UInt64, digest: String, Result<StoredImage?, StoreFailure>)
 }

@@ -203,7 +203,7 @@ extension KindRoom {
         var proposedHere = false
         for logEntry in entries where logEntry.offset > shared.applied {
             guard logEntry.offset == shared.applied + 1 else { return false }
-            shared.applied = logEntry.offset
+            shared.note(offset: logEntry.offset, link: logEntry.link)
             changed = true
             var entry: Entry
             do {
@@ -351,7 +351,16 @@ extension KindRoom {
         let answers = shared.answersSinceFold.map { (key: "k:" + $0.key, answer: KeyedAnswerText.encode($0.answer)) }
         core.fold(SharedFold(board: name, logName: logName, offset: offset, encode: {
             try Self.snapshotJSON(offset: offset, version: version, image: image)
-        }, answers: answers, epoch: shared.epoch))
+        }, answers: answers, epoch: shared.epoch, link: shared.link))
+    }
+
+    /// R15: the board as this hub holds it, to write back into a log that
+    /// went back to `expected` (a part of what this hub applied).
+    func writeBackRequest(over expected: SharedLogHead) -> SharedRestore {
+        let (offset, version, image) = (shared.applied, version, replica.image)
+        return SharedRestore(board: name, logName: logName, seen: shared.seen, expected: expected, encode: {
+            try Self.snapshotJSON(offset: offset, version: version, image: image)
+        }, answers: shared.answersSinceFold.map { (key: "k:" + $0.key, answer: KeyedAnswerText.encode($0.answer), offset: $0.offset) })
     }
 
     /// A `SharedSnapshot` written off the service thread: the operations
@@ -379,7 +388,7 @@ extension KindRoom {
         if log.snapshot != nil {
             replica = fresh
             version = freshVersion
-            shared.applied = log.snapshotOffset
+            shared.restart(at: log.snapshotOffset, link: log.snapshotLink)
             shared.foldOffered = log.snapshotOffset
             shared.frontier = fresh.checkpoint.frontier
             shared.answersSinceFold.removeAll { $0.offset <= log.snapshotOffset }

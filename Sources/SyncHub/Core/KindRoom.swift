@@ -44,7 +44,7 @@ class KindRoom<Kind: HostedKind>: BoardRoom {
             durableCheckpoint = replica.checkpoint
             storedFrontier = replica.checkpoint.frontier
             super.init(address: address, version: version, limits: limits, hasKeys: false)
-            self.shared.applied = shared.snapshotOffset
+            self.shared.restart(at: shared.snapshotOffset, link: shared.snapshotLink)
             self.shared.foldOffered = shared.snapshotOffset
             self.shared.epoch = shared.epoch
             self.shared.frontier = replica.checkpoint.frontier
@@ -88,6 +88,8 @@ class KindRoom<Kind: HostedKind>: BoardRoom {
     final override func reloadShared(_ log: SharedBoard, core: inout HubCore, actions: inout [HubAction]) -> Bool {
         reloadSharedBoard(log, core: &core, actions: &actions)
     }
+
+    final override func writeBack(over expected: SharedLogHead) -> SharedRestore { writeBackRequest(over: expected) }
 
     final override func open(core: inout HubCore) {
         if core.isShared { proposeOpening(core: &core) } else { performOpening(core: &core) }

@@ -22,9 +22,31 @@ struct SharedLogSettings: Sendable, Equatable {
 
 /// One entry of a board's shared log, as the log hands it back: its offset
 /// (1, 2, ...: the board's order of record) and the JSON a hub proposed.
+/// `link` names this entry (drawn by the appender, never 0) and `prev` the
+/// entry before it, so a hub sees at once when what follows its last entry
+/// is not what it applied (the log went back and was refilled, R15).
+/// Entries written before links existed have link 0 and no `prev`.
 struct SharedLogEntry: Sendable, Equatable {
     var offset: UInt64
     var body: [UInt8]
+    var link: UInt64 = 0
+    var prev: UInt64?
+}
+
+/// What a hub applied of a board's log last: the log's answer to an append
+/// or a read checks it before anything is applied on top (R15).
+struct SharedSeen: Sendable, Equatable {
+    var offset: UInt64 = 0
+    var link: UInt64 = 0
+    var epoch = ""
+}
+
+/// A board's log as its server holds it now (the last offset, the link of
+/// the entry there, the epoch), when it is not what a hub applied.
+struct SharedLogHead: Sendable, Equatable {
+    var top: UInt64
+    var last: UInt64
+    var epoch: String
 }
 
 /// A change this hub proposes to a board's shared log. The shell appends it
@@ -42,6 +64,9 @@ struct SharedProposal: Sendable {
     /// Monotonic nanoseconds (`WebSocketServer.nowNanos`) after which it is
     /// answered `unavailable`: the appender never sends it after that.
     var deadline: UInt64 = .max
+    /// What this hub applied of the board when it proposed: the log appends
+    /// nothing on top of a history that lost it (R15).
+    var seen = SharedSeen()
 }
 
 /// What the log said to a proposal.
@@ -56,6 +81,12 @@ enum SharedAppendResult: Sendable, Equatable {
     /// Not known whether it was appended (timeout, connection lost) or
     /// refused by the log's server (OOM, READONLY...): never an ack.
     case failed(reason: String)
+    /// Not appended: the server restarted or failed over moments ago, and
+    /// the hubs that hold its boards get `milliseconds` to write back what
+    /// it lost before anything goes on top (R15). Proposed again after.
+    case fenced(milliseconds: UInt64)
+    /// Not appended: the log no longer holds what `seen` said (R15).
+    case lost(SharedLogHead)
 }
 
 /// A board's state written into its shared log's snapshot, so that the log
@@ -71,6 +102,30 @@ struct SharedFold: Sendable {
     var answers: [(key: String, answer: String)]
     /// The history it belongs to: a log that lost it (a new epoch) takes no snapshot of the old one.
     var epoch: String
+    /// The link of the entry at `offset`: a log whose entry there is another takes no snapshot of this one.
+    var link: UInt64 = 0
+}
+
+/// R15: what a hub writes back into a board's log that went back: its
+/// whole board as a snapshot at the offset it applied, taken only while the
+/// log still is what the hub saw (`expected`), a part of its own history.
+struct SharedRestore: Sendable {
+    var board: String
+    var logName: String
+    var seen: SharedSeen
+    var expected: SharedLogHead
+    var encode: @Sendable () throws -> String
+    /// First answers of keys used since the last fold this hub knows of, with their entries' offsets.
+    var answers: [(key: String, answer: String, offset: UInt64)]
+}
+
+/// The log's answer to a `SharedRestore`.
+enum SharedRestoreResult: Sendable, Equatable {
+    case restored
+    /// The log changed since the hub looked (another hub wrote back, or
+    /// appended): `head` is what it holds now.
+    case moved(SharedLogHead)
+    case failed(reason: String)
 }
 
 /// A board as its shared log holds it: the snapshot (if any fold happened)
@@ -80,6 +135,8 @@ struct SharedBoard: Sendable {
     var snapshotOffset: UInt64
     var epoch: String
     var entries: [SharedLogEntry]
+    /// The link of the entry the snapshot ends with (0: none, or an old log).
+    var snapshotLink: UInt64 = 0
 }
 
 /// What a hub writes into a board's shared log for one proposal. Every hub

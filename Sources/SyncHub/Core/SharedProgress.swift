@@ -7,9 +7,16 @@ import SyncWire
 struct SharedProgress {
     /// The offset of the last entry applied (0: none).
     var applied: UInt64 = 0
+    /// The link of that entry (R15: what the next entry must say it follows).
+    var link: UInt64 = 0
+    /// The links of the last entries applied, to tell a log that went back
+    /// (a part of this hub's history) from one that went elsewhere.
+    var links = RecentLinks()
     /// The history the offsets belong to; a different one means the log was
-    /// lost and rebuilt (the board is reloaded).
+    /// lost and rebuilt.
     var epoch = ""
+    /// R15: this hub is writing the board back into its log; proposals wait.
+    var writingBack = false
     /// This hub's proposals on the board, by number.
     var proposals: [UInt64: PendingProposal] = [:]
     /// The offset of the last fold this hub offered.
@@ -24,6 +31,56 @@ struct SharedProgress {
     var remoteNames: [String] = []
     /// The engine's checkpoint frontier after the last entry (a change means it compacted).
     var frontier = Stamp.origin
+}
+
+extension SharedProgress {
+    /// What this hub applied, as an append or a fold says it (R15).
+    var seen: SharedSeen { SharedSeen(offset: applied, link: link, epoch: epoch) }
+
+    /// Entry `offset` with `link` applied.
+    mutating func note(offset: UInt64, link: UInt64) {
+        applied = offset
+        self.link = link
+        links.append(offset: offset, link: link)
+    }
+
+    /// The board taken from a snapshot (or a fresh log) at `offset`.
+    mutating func restart(at offset: UInt64, link: UInt64) {
+        applied = offset
+        self.link = link
+        links = RecentLinks()
+        links.append(offset: offset, link: link)
+    }
+}
+
+/// The links of the last entries a hub applied, oldest first (at most
+/// `capacity`, a few KiB per board): enough to tell whether a log that went
+/// back still holds a part of this hub's history.
+struct RecentLinks {
+    static let capacity = 512
+    private var offsets: [UInt64] = []
+    private var links: [UInt64] = []
+
+    mutating func append(offset: UInt64, link: UInt64) {
+        if offsets.count >= 2 * Self.capacity {
+            offsets.removeFirst(Self.capacity)
+            links.removeFirst(Self.capacity)
+        }
+        offsets.append(offset)
+        links.append(link)
+    }
+
+    /// The link of entry `offset`, when it is among the last ones applied.
+    func link(at offset: UInt64) -> UInt64? {
+        guard let last = offsets.last, offset <= last else { return nil }
+        var low = 0, high = offsets.count - 1
+        while low <= high {
+            let middle = (low + high) / 2
+            if offsets[middle] == offset { return links[middle] }
+            if offsets[middle] < offset { low = middle + 1 } else { high = middle - 1 }
+        }
+        return nil
+    }
 }
 
 /// A replica's `ops` answered after a merge, `have` aside: that says what
@@ -72,6 +129,9 @@ struct PendingProposal {
     /// The log said the key was used by an entry ahead of this hub: answered
     /// when that entry's answer is applied (or `unavailable` at the deadline).
     var awaitsKey = false
+    /// R15: not appended (the log's server is fenced until then, monotonic
+    /// nanoseconds, or the board is being written back): proposed again after.
+    var retryAt: UInt64?
 }
 
 /// Thin changes of this hub's connections proposed and not yet applied,

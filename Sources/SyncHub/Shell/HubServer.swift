@@ -294,6 +294,11 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
                 log.carry(request)
             case let .httpBoard(exchange, _, ready, reason):
                 httpSteps.removeValue(forKey: exchange)?(.board(ready: ready, reason: reason))
+            case let .report(report):
+                switch report.level {
+                case .notice: logger.notice("\(report.message)", metadata: ["board": "\(report.board)"])
+                case .error: logger.error("\(report.message)", metadata: ["board": "\(report.board)"])
+                }
             }
         }
     }

@@ -71,7 +71,7 @@ final class EmbeddedBoardLog: BoardLog, @unchecked Sendable {
                 .imageRead(exchange: exchange, digest: digest,
                            .success(try store.image(digest: digest).map { StoredImage(type: $0.type, bytes: $0.bytes) }))
             }
-        case .propose, .fold, .follow, .unfollow, .presence:
+        case .propose, .fold, .restore, .follow, .unfollow, .presence:
             // A hub on its own store orders its boards itself: the core never asks these.
             logger.error("the embedded store was asked for cluster work", metadata: ["request": "\(request)"])
             assertionFailure("cluster work asked of the embedded store")

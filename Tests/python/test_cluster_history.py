@@ -1,0 +1,143 @@
+"""R15 (docs/CLUSTER.md, "When Redis fails"): a board's log that went back
+in Redis is noticed before anything goes on top of it, written back from
+what the live hubs hold, and versions go on above the highest shown; what
+cannot be written back is logged and counted, never shown as the same
+version with another state. Real synchub and redis-server processes; every
+wait polls a condition with a deadline.
+"""
+import os, shutil, signal
+
+import pytest
+
+from cluster_support import make_cluster_hub, make_redis, wait_until  # noqa: F401
+from kind_client import KindClient
+
+
+class Letters(KindClient):
+    kind = "boards"
+
+    def change(self, step):
+        """Six selections, then a deselection of the first."""
+        if step < 6:
+            return self.ok({"type": "select", "letter": "ABCDEF"[step]})
+        return self.ok({"type": "deselect", "letter": "A"})
+
+    @staticmethod
+    def content(state):
+        return state["order"]
+
+
+class Todo(KindClient):
+    kind = "todo"
+
+    def change(self, step):
+        after = self.state["items"][-1]["id"] if self.state["items"] else None
+        return self.ok({"type": "add", "after": after, "id": f"t{step}", "title": f"item {step}", "memo": ""})
+
+    @staticmethod
+    def content(state):
+        return [(item["id"], item["title"]) for item in state["items"]]
+
+
+KINDS = [Letters, Todo]
+
+
+def metric_sum(hubs, name):
+    return sum(hub.metric(name) or 0 for hub in hubs)
+
+
+def lose_redis(redis, keep_rdb):
+    """kill -9 the server and start it again on what its directory holds:
+    the RDB file saved earlier (an older file) or nothing (it came back empty)."""
+    redis.kill9()
+    for name in os.listdir(redis.dir):
+        path = os.path.join(redis.dir, name)
+        if name == "redis.log" or (keep_rdb and name == "dump.rdb"):
+            continue
+        shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) else os.remove(path)
+    redis._start()
+
+
+def two_hubs_with_six_changes(make_redis, make_cluster_hub, kind, save_after=None):
+    """A Redis that keeps only what SAVE writes, two hubs, a client on each,
+    six changes made through both; SAVE after `save_after` of them."""
+    redis = make_redis(extra=["--appendonly", "no"])
+    hubs = [make_cluster_hub(redis, redis_timeout=4) for _ in range(2)]
+    board = f"r15-{kind.kind}"
+    clients = [kind(hub, board) for hub in hubs]
+    for step in range(6):
+        if step == save_after:
+            assert redis.cli("SAVE") == "OK"
+        clients[step % 2].change(step)
+    shown = clients[0].state_at(clients[1].state["version"])
+    assert clients[1].wait_state(lambda s: s["version"] >= shown["version"])["version"] == shown["version"]
+    return redis, hubs, board, clients, shown
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.kind)
+@pytest.mark.parametrize("keep_rdb", [True, False], ids=["older-rdb", "came-back-empty"])
+def test_r15_a_log_that_went_back_is_written_back_and_versions_go_on(make_redis, make_cluster_hub, kind, keep_rdb):
+    redis, hubs, board, clients, shown = two_hubs_with_six_changes(
+        make_redis, make_cluster_hub, kind, save_after=3 if keep_rdb else None)
+    lose_redis(redis, keep_rdb)
+    wait_until(lambda: metric_sum(hubs, "synchub_redis_history_written_back_total") >= 1, timeout=20,
+               message="a hub writes the board back")
+    assert metric_sum(hubs, "synchub_redis_history_lost_total") >= 1
+    assert metric_sum(hubs, "synchub_redis_history_not_written_back_total") == 0
+    # Every client, old and new, on either hub, shows the board as it was
+    # at the highest version shown (their own connections never saw a
+    # version go back: KindClient checks each state it reads).
+    fresh = [kind(hub, board) for hub in hubs]
+    for client in fresh:
+        state = client.wait_state(lambda s: s["version"] >= shown["version"])
+        assert state["version"] == shown["version"] and kind.content(state) == kind.content(shown), (state, shown)
+    # And it goes on above it, one state per version on both hubs.
+    after = clients[1].change(6)
+    assert after["version"] > shown["version"]
+    for client in clients + fresh:
+        seen = client.state_at(after["version"])
+        assert seen["version"] == after["version"] and kind.content(seen) == kind.content(after)
+
+
+def test_r15_a_third_hub_started_after_the_loss_reads_the_board_written_back(make_redis, make_cluster_hub):
+    redis, hubs, board, clients, shown = two_hubs_with_six_changes(make_redis, make_cluster_hub, Todo)
+    lose_redis(redis, keep_rdb=False)
+    wait_until(lambda: metric_sum(hubs, "synchub_redis_history_written_back_total") >= 1, timeout=20,
+               message="a hub writes the board back")
+    late = make_cluster_hub(redis, redis_timeout=4)
+    state = Todo(late, board).state
+    assert state["version"] == shown["version"] and Todo.content(state) == Todo.content(shown)
+
+
+def test_r15_what_cannot_be_written_back_is_logged_counted_and_never_shown_under_a_shown_version(make_redis, make_cluster_hub):
+    """The one hub that held the lost part was stopped (SIGSTOP) past the
+    fence, and a new hub wrote on the older log meanwhile: the stopped hub,
+    back, must not write its history over that one. It notices at once,
+    logs and counts the board it cannot write back, and its clients are
+    closed 1012 to read the board as the log holds it."""
+    redis = make_redis(extra=["--appendonly", "no"])
+    old = make_cluster_hub(redis, redis_timeout=4)
+    board = "r15-diverged"
+    client = Todo(old, board)
+    for step in range(6):
+        if step == 3:
+            assert redis.cli("SAVE") == "OK"
+        client.change(step)
+    os.kill(old.proc.pid, signal.SIGSTOP)
+    try:
+        lose_redis(redis, keep_rdb=True)
+        new = make_cluster_hub(redis, redis_timeout=4)
+        other = Todo(new, board)
+        assert Todo.content(other.state) == [(f"t{i}", f"item {i}") for i in range(3)]
+        other.change(9)                     # waits out the fence, then goes on the older log
+    finally:
+        os.kill(old.proc.pid, signal.SIGCONT)
+    wait_until(lambda: (old.metric("synchub_redis_history_not_written_back_total") or 0) >= 1, timeout=20,
+               message="the hub that came back counts the board it cannot write back")
+    assert "cannot write back" in old.output()
+    assert (old.metric("synchub_redis_history_written_back_total") or 0) == 0
+    with pytest.raises(Exception) as closed:
+        client.until(lambda m: False, timeout=10)
+    assert "1012" in str(closed.value), closed.value
+    again = Todo(old, board).state
+    assert Todo.content(again) == Todo.content(other.state_at(again["version"]))
