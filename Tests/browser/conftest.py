@@ -1,9 +1,11 @@
 """Fixtures for the real-browser end-to-end tests of the letter board page.
 
-A real hub (SYNCHUB_BIN, default .build/debug/synchub) is started with
---port <free port> --in-memory; headless Chromium is driven by Selenium with a
-375x812 phone viewport (CDP Emulation.setDeviceMetricsOverride, DPR 3, mobile).
-See docs/WEB.md.
+A real hub (SYNCHUB_BIN, else synchub in SYNCHUB_BIN_DIR, else
+.build/debug/synchub) is started with --port <free port> --in-memory; headless
+Chromium is driven by Selenium with a 375x812 phone viewport (CDP
+Emulation.setDeviceMetricsOverride, DPR 3, mobile). Screenshots go to
+SCREENSHOT_DIR (default .build/screenshots); the pictures in docs/ are written
+only when SYNCHUB_DOCS_PICTURES=1 (scripts/screenshots.sh). See docs/WEB.md.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import sys
 import subprocess
@@ -36,15 +39,27 @@ from hubprocess import free_port  # noqa: E402
 WIDTH, HEIGHT = 375, 812
 CHROMIUM = os.environ.get("CHROMIUM_BIN", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER_BIN", "/usr/bin/chromedriver")
-SHOT_DIR = Path(os.environ.get("SCREENSHOT_DIR", "/tmp/synchub-shots"))
+SHOT_DIR = Path(os.environ.get("SCREENSHOT_DIR", REPO / ".build" / "screenshots"))
+# A test run leaves the tree as it found it: the pictures in docs/ are
+# rewritten only when asked (scripts/screenshots.sh sets this).
+DOCS_PICTURES = os.environ.get("SYNCHUB_DOCS_PICTURES") == "1"
 
 
-def _resolve(env: str, default: str) -> tuple[Path, bool]:
+def _resolve(env: str, binary: str) -> tuple[Path, bool]:
+    """The binary named by `env`, else `binary` in SYNCHUB_BIN_DIR (as the
+    suites in Tests/python take it), else in .build/debug; and whether the
+    caller named it (then a missing one is a failure, not a skip)."""
     value = os.environ.get(env)
-    path = Path(value) if value else REPO / default
+    folder = os.environ.get("SYNCHUB_BIN_DIR")
+    if value:
+        path = Path(value)
+    elif folder:
+        path = Path(folder) / binary
+    else:
+        path = REPO / ".build" / "debug" / binary
     if not path.is_absolute():
         path = REPO / path
-    return path, value is not None
+    return path, bool(value or folder)
 
 
 class Hub:
@@ -101,9 +116,9 @@ class Hub:
 
 @pytest.fixture(scope="session")
 def hub_binary() -> Path:
-    path, explicit = _resolve("SYNCHUB_BIN", ".build/debug/synchub")
+    path, explicit = _resolve("SYNCHUB_BIN", "synchub")
     if not path.exists():
-        msg = f"hub binary {path} not found (build it with `swift build`, or set SYNCHUB_BIN)"
+        msg = f"hub binary {path} not found (build it with `swift build`, or set SYNCHUB_BIN or SYNCHUB_BIN_DIR)"
         if explicit:
             pytest.fail(msg)
         pytest.skip(msg)
@@ -165,16 +180,24 @@ def browsers():
 
 @pytest.fixture
 def shot(request):
-    """shot(driver, label): save a PNG screenshot to SCREENSHOT_DIR (created if missing)."""
-    def save(driver, label: str) -> Path | None:
+    """shot(driver, label, docs=None): save a PNG screenshot to SCREENSHOT_DIR
+    (created if missing). `docs` names the picture in docs/ this screen is
+    (e.g. "screenshot-set.png"): it is copied there only when
+    SYNCHUB_DOCS_PICTURES=1, so an ordinary run never touches tracked files."""
+    def save(driver, label: str, docs: str | None = None) -> Path | None:
+        for_docs = docs is not None and DOCS_PICTURES
         try:
             SHOT_DIR.mkdir(parents=True, exist_ok=True)
             path = SHOT_DIR / f"{request.node.name}-{label}.png"
             driver.save_screenshot(str(path))
-            return path
-        except OSError as e:   # screenshots are artefacts, never a reason to fail
+        except OSError as e:   # screenshots are artefacts, never a reason to fail...
+            if for_docs:       # ...unless the docs' picture was asked for
+                raise
             print(f"screenshot {label} not saved: {e}")
             return None
+        if for_docs:
+            shutil.copyfile(path, REPO / "docs" / docs)
+        return path
     return save
 
 
@@ -257,7 +280,7 @@ def thin():
 @pytest.fixture(scope="session")
 def syncclient() -> Path | None:
     """The terminal client, if built (optional cross-check, never required)."""
-    path, _ = _resolve("SYNCCLIENT_BIN", ".build/debug/syncclient")
+    path, _ = _resolve("SYNCCLIENT_BIN", "syncclient")
     return path if path.exists() and os.access(path, os.X_OK) else None
 
 

@@ -1,8 +1,10 @@
 """Real-browser end-to-end tests of the letter board page (docs/rules/letters.md B*, C2, V1-V4).
 
 Run:  swift build && pytest Tests/browser -v
-Env:  SYNCHUB_BIN (default .build/debug/synchub), SYNCCLIENT_BIN (optional
-      cross-check), SCREENSHOT_DIR (default /tmp/synchub-shots),
+Env:  SYNCHUB_BIN (default synchub in SYNCHUB_BIN_DIR, else .build/debug/synchub),
+      SYNCCLIENT_BIN (optional cross-check, found the same way), SCREENSHOT_DIR
+      (default .build/screenshots), SYNCHUB_DOCS_PICTURES=1 (also rewrite the
+      pictures in docs/: scripts/screenshots.sh),
       CHROMIUM_BIN / CHROMEDRIVER_BIN (default /usr/bin/chromium, /usr/bin/chromedriver).
 """
 from __future__ import annotations
@@ -267,7 +269,7 @@ def test_tap_numbers_tiles_and_top_grid(hub, board, browsers, thin, shot, synccl
       return [t.right - n.right, n.top - t.top, n.left - t.left];""")
     assert 0 <= pos[0] < 12 and 0 <= pos[1] < 12 and pos[2] > CELL / 2
     watcher.wait_order(["C", "A", "F"])
-    shot(d, "selected")
+    shot(d, "selected", docs="screenshot-board.png")
 
     tap(d, "A")                                   # deselect: F moves down (B6)
     wait_order(d, ["C", "F"])

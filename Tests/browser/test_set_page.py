@@ -12,14 +12,13 @@ from __future__ import annotations
 import itertools
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from conftest import HEIGHT, REPO, WIDTH, wait_for
+from conftest import HEIGHT, WIDTH, wait_for
 
 NUMBER = {"1": "one", "2": "two", "3": "three"}
 SHAPE = {"D": "diamond", "S": "squiggle", "O": "oval"}
@@ -251,8 +250,7 @@ def test_a_set_scores_and_its_cards_are_replaced(set_hub, board, browsers, thin,
     assert style["w"] >= 4 and style["style"] == "solid" and style["t"] != "none", style
     badge = d.execute_script("return arguments[0].querySelector('.marks .badge').textContent", card_el(d, other))
     assert badge == "B"
-    Path(REPO / "docs").mkdir(exist_ok=True)
-    d.save_screenshot(str(REPO / "docs" / "screenshot-set.png"))
+    shot(d, "picks", docs="screenshot-set.png")
 
     places = [table.index(c) for c in trio]
     click(d, trio[2])

@@ -591,7 +591,7 @@ def test_pv5_pc2_price_changed_while_ordering_offers_the_new_price(shop_hub, boa
     assert sent[-1]["lines"] == [{"dish": "jeyuk", "quantity": 2, "price": 8900}], sent
     j = hub_dish(watcher.state, "jeyuk")
     assert (j["stock"], j["sold"]) == (20, 0), "a refused order changed the stock"
-    shot(d, "price-dialog")
+    shot(d, "price-dialog", docs="screenshot-shop-price-changed.png")
 
     click(d, "price-yes")
     s = until(d, lambda s: s["message"]["text"] == f"{ORDERED} ({won(19000)})", 10, "the order at the new price")
@@ -880,6 +880,14 @@ LAYOUTS = [   # (label, width, height, mobile)
     ("shop-landscape-844x390", 844, 390, True),
     ("shop-desktop-1280x800", 1280, 800, False),
 ]
+# The screens of LAYOUTS that are pictures in docs/WEB.md (written with SYNCHUB_DOCS_PICTURES=1).
+DOCS_PICTURES = {
+    "shop-375": "screenshot-shop.png",
+    "shop-375-detail": "screenshot-shop-detail.png",
+    "shop-320": "screenshot-shop-320.png",
+    "shop-430-detail": "screenshot-shop-430-detail.png",
+    "shop-landscape-844x390": "screenshot-shop-landscape.png",
+}
 
 
 def test_pv9_every_screen_fits_phones_landscape_and_desktop(shop_hub, board, browsers, thin, shot):
@@ -910,7 +918,7 @@ def test_pv9_every_screen_fits_phones_landscape_and_desktop(shop_hub, board, bro
             for part in ("rect", "titleRect", "priceRect"):
                 if not inside_x(r[part], s):
                     problems.append(f"{label} row {i} {part} outside the viewport: {r[part]}")
-        shot(d, label)
+        shot(d, label, docs=DOCS_PICTURES.get(label))
 
         s = open_detail(d, "galbijjim")
         until(d, lambda s: s["detail"]["pager"] and s["detail"]["pager"][0]["natural"] > 0, 10, "pager picture")
@@ -930,7 +938,7 @@ def test_pv9_every_screen_fits_phones_landscape_and_desktop(shop_hub, board, bro
         ob = s["rects"]["btn-order"]
         if ob and (ob["height"] < 44 or ob["width"] < 100):
             problems.append(f"{label}: the order button is too small to tap: {ob}")
-        shot(d, f"{label}-detail")
+        shot(d, f"{label}-detail", docs=DOCS_PICTURES.get(f"{label}-detail"))
         # The staff editor: scrolled to the end, its buttons are visible and uncovered.
         click(d, "btn-edit")
         until(d, lambda s: s["detail"]["editShown"], 5, "the editor")

@@ -13,14 +13,13 @@ from __future__ import annotations
 import threading
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from conftest import HEIGHT, REPO, WIDTH, Hub, wait_for
+from conftest import HEIGHT, WIDTH, Hub, wait_for
 
 FRUITS = ["strawberry", "banana", "pineapple", "kiwi", "mango"]
 JUICES = {   # J2: id -> (shown as, uses)
@@ -254,7 +253,6 @@ def test_making_a_juice_shows_it_ready_and_counts_drop_for_everyone(stock_hub, b
     sb = wait_page_state(b, st)
     assert not sb["ready"]["open"] and not sb["short"]["open"]
     wait_for(b, lambda d: snap(d)["recent"] == [["ana", "mango_kiwi"]], 10)
-    Path(REPO / "docs").mkdir(exist_ok=True)
     shot(a, "ready")
     a.find_element(By.ID, "ready-ok").click()
     wait_for(a, lambda d: not snap(d)["ready"]["open"], 10, "OK did not close the dialog")
@@ -262,7 +260,7 @@ def test_making_a_juice_shows_it_ready_and_counts_drop_for_everyone(stock_hub, b
     assert s["focus"] == "mango_kiwi", "focus did not go back to the juice"
     # Portrait screenshot of the order screen for the docs.
     wait_for(a, lambda d: snap(d)["recent"] == [["ana", "mango_kiwi"]], 10)
-    a.save_screenshot(str(REPO / "docs" / "screenshot-stock.png"))
+    shot(a, "order-after-make", docs="screenshot-stock.png")
 
 
 def test_a_refused_make_leads_to_the_stock_editor(stock_hub, board, browsers, thin, shot):
