@@ -5,11 +5,11 @@ cannot be written back is logged and counted, never shown as the same
 version with another state. Real synchub and redis-server processes; every
 wait polls a condition with a deadline.
 """
-import os, shutil, signal
+import itertools, os, shutil, signal, threading
 
 import pytest
 
-from cluster_support import make_cluster_hub, make_redis, wait_until  # noqa: F401
+from cluster_support import make_cluster_hub, make_redis, make_sentinels, wait_until  # noqa: F401
 from kind_client import KindClient
 
 
@@ -141,3 +141,63 @@ def test_r15_what_cannot_be_written_back_is_logged_counted_and_never_shown_under
     assert "1012" in str(closed.value), closed.value
     again = Todo(old, board).state
     assert Todo.content(again) == Todo.content(other.state_at(again["version"]))
+
+
+# ------------------------------------------------------------------ R14 ----
+
+def test_r14_a_failover_under_load_with_redis_wait_loses_no_ack_and_takes_back_no_state(make_redis, make_cluster_hub,
+                                                                                           make_sentinels):
+    """Two hubs with --redis-wait 1 behind three Sentinels, a writer on each
+    adding keyed items without pause; the primary is killed (-9) mid-run.
+    Every acknowledged item is on the board afterwards, exactly once; no
+    client saw its version go back (KindClient checks each state it reads)
+    and no version showed two states anywhere."""
+    primary = make_redis()
+    replica = make_redis(extra=["--replicaof", "127.0.0.1", str(primary.port)])
+    wait_until(lambda: "master_link_status:up" in (replica.cli("INFO", "replication") or ""), 15, message="the replica follows")
+    sentinels = make_sentinels(primary)
+    wait_until(sentinels.ready_for_failover, 30, interval=0.2, message="the Sentinels see the replica and each other")
+    hubs = [make_cluster_hub(sentinels.url(), redis_timeout=4, extra=["--redis-wait", "1"]) for _ in range(2)]
+    board = "r14-load"
+    watchers = [Todo(hub, board) for hub in hubs]
+    acked, killed = [], threading.Event()
+    after_kill = [0, 0]
+
+    def writer(index):
+        client = Todo(hubs[index], board)
+        for n in itertools.count():
+            if after_kill[index] >= 5:
+                return client
+            item = f"w{index}-{n}"
+            frame = {"type": "add", "after": None, "id": item, "title": item, "memo": "", "key": item}
+
+            def sent():                         # keyed: a resend takes effect at most once
+                answer = client.ask(frame)
+                assert answer["type"] == "ack" or answer.get("code") == "unavailable", answer
+                return answer["type"] == "ack"
+
+            wait_until(sent, 30, interval=0.05, message=f"{item} acknowledged")
+            acked.append(item)
+            if killed.is_set():
+                after_kill[index] += 1
+
+    results = {}
+    threads = [threading.Thread(target=lambda i=i: results.__setitem__(i, writer(i))) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    wait_until(lambda: len(acked) >= 20, 20, message="the writers run")
+    primary.kill9()
+    killed.set()
+    for thread in threads:
+        thread.join(60)
+    assert all(not thread.is_alive() for thread in threads) and len(results) == 2, "both writers got acks again"
+    assert sentinels.primary_port() == replica.port, "the replica was promoted"
+    final = Todo(hubs[0], board).wait_state(lambda s: set(acked) <= {item["id"] for item in s["items"]})
+    ids = [item["id"] for item in final["items"]]
+    assert len(ids) == len(set(ids)), "each item once"
+    shown = {}
+    for client in watchers + list(results.values()):
+        client.state_at(final["version"])
+        for state in client.states:
+            content = Todo.content(state)
+            assert shown.setdefault(state["version"], content) == content, f"version {state['version']} showed two states"
