@@ -54,9 +54,11 @@ enum SharedLogScripts {
     /// never 0) and it keeps the link of the entry before it (`p`), so a
     /// log that went back and was written on again is told from the one a
     /// hub applied (R15).
-    /// KEYS meta log keys keyorder owners run fence; ARGV new-epoch run
-    /// fence-ms seen-offset seen-link seen-epoch, then entry key replica sub
-    /// link per entry. Answers {epoch, status1, value1, status2, value2, ...},
+    /// KEYS meta log keys keyorder owners run fence hub-lease; ARGV new-epoch
+    /// run fence-ms seen-offset seen-link seen-epoch lease-token, then entry
+    /// key replica sub link per entry. Answers {epoch, status1, value1, ...},
+    /// or {'notmine', holder} (nothing appended: another process holds this
+    /// hub's id, R17: entries are matched to their hub by id and number),
     /// or {'fence', ms} (nothing appended: the server came back moments ago),
     /// or {'lost', top, last-link, epoch} (nothing appended: the log no
     /// longer holds the entry the hub applied last, `seen`).
@@ -65,6 +67,8 @@ enum SharedLogScripts {
     /// are not tried (`err` too): the entries before it are in the log and
     /// answered as such.
     static let append = fence + "\n" + """
+        local holder = redis.call('GET', KEYS[8])
+        if holder and holder ~= ARGV[7] then return {'notmine', holder} end
         local left = fenced(KEYS[6], KEYS[7], ARGV[2], ARGV[3])
         if left > 0 then return {'fence', left} end
         local meta = redis.call('HMGET', KEYS[1], 'epoch', 'top', 'last', 'snap', 'snaplink')
@@ -89,7 +93,7 @@ enum SharedLogScripts {
         local out = {epoch}
         local failed = false
         local first = top
-        for i = 7, #ARGV, 5 do
+        for i = 8, #ARGV, 5 do
           local entry, key, replica, sub, link = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
           local status, value = false, false
           if failed then

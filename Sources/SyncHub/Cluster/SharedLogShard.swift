@@ -433,6 +433,15 @@ final class SharedLogShard: @unchecked Sendable {
         case "fence"? where parts.count == 2:
             // R15: nothing appended; proposed again when the fence is over.
             return .fenced(milliseconds: UInt64(max(1, parts[1].integer ?? 1)))
+        case "notmine"?:
+            // R17: another process took this hub's id (this one was cut off
+            // past its lease): nothing of it is appended, and it stops.
+            if place == 0 {
+                let message = "another hub holds --hub-id \(settings.hubID) on \(address): this hub's appends are refused"
+                logger.critical("\(message)")
+                deliver([.storeFailed(StoreError(description: message))])
+            }
+            return .failed(reason: "another hub holds this hub's id")
         case "lost"? where parts.count == 4:
             if place == 0 { logger.error("redis lost a part of a board's log this hub applied", metadata: ["board": "\(logName)"]) }
             return .lost(Self.head(parts[1...]))
@@ -470,9 +479,10 @@ final class SharedLogShard: @unchecked Sendable {
             let keys = SharedLogScripts.BoardKeys(logName: first.logName)
             let head = evalText ? ["EVAL", SharedLogScripts.append] : ["EVALSHA", hashes.append]
             let seen = first.seen
-            var command = head + ["7", keys.meta, keys.log, keys.keys, keys.keyOrder, keys.owners, Self.runKey, Self.fenceKey,
+            var command = head + ["8", keys.meta, keys.log, keys.keys, keys.keyOrder, keys.owners, Self.runKey, Self.fenceKey,
+                                  HubLease.key(hubID: settings.hubID),
                                   Self.newEpoch(), run, String(settings.fenceMilliseconds),
-                                  String(seen.offset), String(seen.link), seen.epoch]
+                                  String(seen.offset), String(seen.link), seen.epoch, HubLease.token]
             command.reserveCapacity(command.count + 5 * unit.count)
             for case let .propose(proposal) in unit {
                 command += [proposal.body, proposal.key ?? "", proposal.owner.map { String($0.replica.rawValue) } ?? "",
