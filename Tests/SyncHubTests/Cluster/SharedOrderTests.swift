@@ -14,10 +14,14 @@ struct LogDouble {
     mutating func append(_ proposal: SharedProposal) -> SharedAppendResult {
         if let key = proposal.key, let seen = keys[key] { return .duplicate(seen: seen) }
         let offset = UInt64(entries.count + 1)
-        entries.append(SharedLogEntry(offset: offset, body: Array(proposal.body.utf8)))
+        // Links as the append script draws them (here fixed: 1000 × offset + 7), each entry naming the one before.
+        entries.append(SharedLogEntry(offset: offset, body: Array(proposal.body.utf8), link: Self.link(offset),
+                                      prev: offset == 1 ? 0 : Self.link(offset - 1)))
         if let key = proposal.key { keys[key] = "@\(offset)" }
         return .appended(offset: offset, epoch: "e1")
     }
+
+    static func link(_ offset: UInt64) -> UInt64 { 1_000 * offset + 7 }
 }
 
 /// One hub of a cluster, driven with no socket and no Redis: the test
@@ -31,6 +35,8 @@ struct HubDouble {
     var proposals: [SharedProposal] = []
     /// Loads asked for and not answered (no log given to `handle`).
     var loads: [(ticket: UInt64, board: String, after: UInt64)] = []
+    /// Write-backs the core asked for (R15).
+    var restores: [SharedRestore] = []
 
     init(id: String, timeoutNanos: UInt64 = 2_000_000_000, foldEvery: UInt64 = 1_000) {
         core = HubCore(hubReplica: ReplicaID(7), limits: HubLimits(),
@@ -48,6 +54,7 @@ struct HubDouble {
                 switch action {
                 case let .store(.propose(new)): proposals += new
                 case let .store(.fold(fold)): folds.append(fold)
+                case let .store(.restore(restore)): restores.append(restore)
                 case let .store(.load(ticket, board, after, _)):
                     if let stored {
                         queue.append(.store(.loaded(ticket: ticket, board: board.key, .success(StoredBoard(shared: stored)))))
