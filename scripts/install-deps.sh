@@ -7,10 +7,12 @@
 # 1. Debian packages: libwebsockets-dev pkg-config libsqlite3-dev libhiredis-dev
 #    redis-server (cluster mode; tests start their own servers) tmux python3-venv,
 #    libgdk-pixbuf-2.0-dev librsvg2-common webp-pixbuf-loader (the terminal's
-#    pictures of a shop), and chromium chromium-driver fonts-noto-cjk for the
-#    browser tests (the font draws the shop's Korean in docs' pictures;
-#    --no-browser leaves these three out). `apt-get update` runs only when a
-#    package is missing and apt does not know it yet.
+#    pictures of a shop), nginx (test_nginx_proxy.py starts its own with
+#    deploy/nginx.conf; the service Debian starts on port 80 is not used), and
+#    chromium chromium-driver fonts-noto-cjk for the browser tests (the font
+#    draws the shop's Korean in docs' pictures; --no-browser leaves these three
+#    out). `apt-get update` runs only when a package is missing and apt does
+#    not know it yet.
 # 2. A Python 3 venv in .build/pyvenv with the test clients (websockets,
 #    pytest, selenium, PyJWT for minting test tokens independently of the hub,
 #    at the versions pinned below).
@@ -22,7 +24,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
-APT_PACKAGES=(libwebsockets-dev libwebsockets-evlib-ev libev-dev pkg-config libsqlite3-dev libhiredis-dev redis-server tmux python3-venv openssl libgdk-pixbuf-2.0-dev librsvg2-common webp-pixbuf-loader)
+APT_PACKAGES=(libwebsockets-dev libwebsockets-evlib-ev libev-dev pkg-config libsqlite3-dev libhiredis-dev redis-server tmux python3-venv openssl libgdk-pixbuf-2.0-dev librsvg2-common webp-pixbuf-loader nginx)
 BROWSER_PACKAGES=(chromium chromium-driver fonts-noto-cjk)
 PY_PACKAGES=(websockets==17.4 pytest==9.2.0 selenium==4.51.0 PyJWT==2.15.1 cryptography==50.0.2 jsonpatch==1.33)  # selenium 4.52 needs a certifi newer than PyPI serves here
 PYVENV=$ROOT/.build/pyvenv
