@@ -4,15 +4,17 @@ Stable API (other test modules import it; extend, do not rename):
 
     free_port()                         a free TCP port on 127.0.0.1
     RedisReplyError                     raised by RedisServer.cli for a "-ERR ..." reply
-    resp_command(port, *args, password=None, timeout=5)
+    resp_command(port, *args, password=None, timeout=5, host="127.0.0.1")
                                         one command over a raw socket (RESP); returns the
                                         reply (bytes -> str where UTF-8, lists, ints, None)
 
-    class RedisServer(password=None, port=None, extra=())
-        redis-server --port P --dir TMP --appendonly yes --appendfsync always --save ''
-        started at construction; waits (poll + deadline) until PING answers.
-        .port, .dir, .password, .proc
-        .url(db=0, with_password=True)  "redis://[:PASSWORD@]127.0.0.1:P/db"
+    class RedisServer(password=None, port=None, extra=(), host="127.0.0.1", netns=None)
+        redis-server --port P --bind HOST --dir TMP --appendonly yes --appendfsync always
+        --save '' (inside network namespace `netns` with `ip netns exec`, when given;
+        HOST must then be reachable from this process's namespace), started at
+        construction; waits (poll + deadline) until PING answers.
+        .port, .host, .dir, .password, .proc
+        .url(db=0, with_password=True)  "redis://[:PASSWORD@]HOST:P/db"
         .cli(*args, timeout=5)          runs one command (AUTH first if password)
         .ping_ok()                      True if PING answers PONG now
         .stop()                         SIGTERM + wait (AOF flushed)
@@ -23,14 +25,16 @@ Stable API (other test modules import it; extend, do not rename):
 
     class ClusterHub(redis, port=None, reuse_port=False, redis_timeout=None,
                      password_file=None, hub_id=None, extra=(), wait=True,
-                     start_timeout=20, log_level="info")
+                     start_timeout=20, log_level="info", host="127.0.0.1", netns=None)
         the real synchub with --redis URL (redis: one URL or a list, repeated in order).
         Never passes --data/--in-memory. With wait=True waits for "listening on ws://"
-        (raises RuntimeError with the log if it exits or times out).
-        .port, .proc, .args
+        (raises RuntimeError with the log if it exits or times out). Another host is
+        passed as --host (an address other than loopback also needs
+        extra=["--allow-anonymous"]); netns runs it with `ip netns exec`.
+        .port, .host, .proc, .args
         .wait_listening(timeout)        True once the line is printed
-        .url(path)                      "ws://127.0.0.1:P" + path  (path like "/set/x")
-        .http_url(path)                 "http://127.0.0.1:P" + path
+        .url(path)                      "ws://HOST:P" + path  (path like "/set/x")
+        .http_url(path)                 "http://HOST:P" + path
         .http_get(path, timeout=5)      (status, body-str); status None on connection error
         .metrics()                      /metrics text
         .metric(name, labels=None)      sum of samples of `name` (matching label subset) or None
@@ -42,6 +46,21 @@ Stable API (other test modules import it; extend, do not rename):
 
     wait_until(predicate, timeout, interval=0.05, message="")
         polls predicate until truthy (returns its value) or raises AssertionError.
+
+    class Sentinels(primary, count=3, places=None, master="mymaster", down_after_ms=1000)
+        `count` real Sentinels (`redis-server CONF --sentinel`) watching the RedisServer
+        `primary` as `master`: down after down_after_ms, a failover needs 2 of them
+        (quorum 2), failover-timeout 3 s. places: one (netns, host) per Sentinel (the
+        namespace it runs in, None for this one, and the address it binds); default
+        127.0.0.1 for all. Started at construction (waits until each names the
+        primary; stops them all if one does not).
+        .addresses                      [(host, port)] of the Sentinels
+        .url(db=None)                   "redis+sentinel://H:P,H:P,.../master[/db]"
+        .ask(i, *args)                  a command to Sentinel i (None if unreachable)
+        .primary_address()              (host, port) the first reachable Sentinel names
+        .primary_port()                 its port
+        .ready_for_failover(replicas=1) every Sentinel sees that many replicas and the others
+        .stop()                         kill + wait, folders removed
 
     Which server holds a board (R1: a jump consistent hash of FNV-1a-64 of the
     board's log name, as SharedLog.shardIndex; server i is the i-th --redis):
@@ -60,7 +79,8 @@ Stable API (other test modules import it; extend, do not rename):
 
     Fixtures: redis_server (one RedisServer), make_redis(**kw) (more of them),
               make_cluster_hub(redis, wait=True, **kw) (ClusterHub factory; redis may be a
-              RedisServer, a URL or a list of them); all stopped after the test.
+              RedisServer, a URL or a list of them), make_sentinels(primary, **kw)
+              (Sentinels); all stopped after the test.
     KindClient.url(hub, board) works with a ClusterHub (it has .port).
 """
 import os, pathlib, re, shutil, signal, socket, subprocess, tempfile, time, urllib.error, urllib.request
@@ -143,8 +163,8 @@ class _Reader:
         raise ValueError(f"bad RESP line {line!r}")
 
 
-def resp_command(port, *args, password=None, timeout=5):
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+def resp_command(port, *args, password=None, timeout=5, host="127.0.0.1"):
+    with socket.create_connection((host, port), timeout=timeout) as s:
         r = _Reader(s)
         if password:
             s.sendall(_encode(["AUTH", password]))
@@ -160,9 +180,16 @@ def resp_command(port, *args, password=None, timeout=5):
 
 # --------------------------------------------------------- RedisServer ----
 
+def in_netns(netns, args):
+    """args run inside network namespace `netns` (`ip netns exec` execs them:
+    the child's pid is the program's own), or as they are when netns is None."""
+    return ["ip", "netns", "exec", netns, *args] if netns else list(args)
+
+
 class RedisServer:
-    def __init__(self, password=None, port=None, extra=()):
+    def __init__(self, password=None, port=None, extra=(), host="127.0.0.1", netns=None):
         self.port = port or free_port()
+        self.host, self.netns = host, netns
         self.password = password
         self.extra = list(extra)
         self.dir = tempfile.mkdtemp(prefix="synchub-redis-")
@@ -171,12 +198,12 @@ class RedisServer:
         self._start()
 
     def _start(self, timeout=15):
-        args = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
+        args = [REDIS_SERVER, "--port", str(self.port), "--bind", self.host, "--dir", self.dir,
                 "--appendonly", "yes", "--appendfsync", "always", "--save", "",
                 "--daemonize", "no", "--protected-mode", "no", *self.extra]
         if self.password:
             args += ["--requirepass", self.password]
-        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(in_netns(self.netns, args), stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -188,10 +215,10 @@ class RedisServer:
 
     def url(self, db=0, with_password=True):
         auth = f":{self.password}@" if (self.password and with_password) else ""
-        return f"redis://{auth}127.0.0.1:{self.port}/{db}"
+        return f"redis://{auth}{self.host}:{self.port}/{db}"
 
     def cli(self, *args, timeout=5):
-        return resp_command(self.port, *args, password=self.password, timeout=timeout)
+        return resp_command(self.port, *args, password=self.password, timeout=timeout, host=self.host)
 
     def ping_ok(self):
         try:
@@ -243,10 +270,14 @@ class RedisServer:
 
 class ClusterHub:
     def __init__(self, redis, port=None, reuse_port=False, redis_timeout=None, password_file=None,
-                 hub_id=None, extra=(), wait=True, start_timeout=20, log_level="info"):
+                 hub_id=None, extra=(), wait=True, start_timeout=20, log_level="info", host="127.0.0.1",
+                 netns=None):
         self.port = port or free_port()
+        self.host = host
         urls = [redis] if isinstance(redis, str) else list(redis)
         args = [str(BIN / "synchub"), "--port", str(self.port)]
+        if host != "127.0.0.1":
+            args += ["--host", host]
         if log_level:
             args += ["--log-level", log_level]
         for u in urls:
@@ -262,7 +293,7 @@ class ClusterHub:
         args += [str(a) for a in extra]
         self.args = args
         self.log = ProcessLog()
-        self.proc = subprocess.Popen(args, stdout=self.log.child, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(in_netns(netns, args), stdout=self.log.child, stderr=subprocess.STDOUT)
         if wait and not self.wait_listening(start_timeout):
             code = self.proc.poll()
             raise RuntimeError(f"cluster hub did not start (exit {code}): {self.output()}")
@@ -284,10 +315,10 @@ class ClusterHub:
         return self.proc.poll() is None
 
     def url(self, path):
-        return f"ws://127.0.0.1:{self.port}{path}"
+        return f"ws://{self.host}:{self.port}{path}"
 
     def http_url(self, path):
-        return f"http://127.0.0.1:{self.port}{path}"
+        return f"http://{self.host}:{self.port}{path}"
 
     def http_get(self, path, timeout=5):
         try:
@@ -328,6 +359,100 @@ class ClusterHub:
             self.proc.kill()
         self.proc.wait()
         return self.proc.returncode
+
+
+# ----------------------------------------------------------- Sentinels ----
+
+class Sentinels:
+    """Real Sentinels (`redis-server CONF --sentinel`) watching `primary` (a
+    RedisServer) as `master`: down after `down_after_ms`, a failover needs a
+    majority of them, failover-timeout 3 s. `places`: one (netns, host) per
+    Sentinel, the network namespace it runs in (None: this one) and the
+    address it binds and is asked on; default three on 127.0.0.1. Shared by
+    test_cluster_guards.py, test_cluster_partitions.py and
+    Benchmarks/failover.py."""
+
+    def __init__(self, primary, count=3, places=None, master="mymaster", down_after_ms=1000):
+        places = list(places) if places else [(None, "127.0.0.1")] * count
+        self.master = master
+        self.addresses, self.procs, self.dirs, self.logs = [], [], [], []
+        try:
+            for netns, host in places:
+                port = free_port()
+                folder = tempfile.mkdtemp(prefix="synchub-sentinel-")
+                conf = os.path.join(folder, "sentinel.conf")
+                with open(conf, "w") as f:
+                    f.write(f"port {port}\nbind {host}\ndir {folder}\n"
+                            f"sentinel monitor {master} {primary.host} {primary.port} {len(places) // 2 + 1}\n"
+                            f"sentinel down-after-milliseconds {master} {down_after_ms}\n"
+                            f"sentinel failover-timeout {master} 3000\n"
+                            f"sentinel parallel-syncs {master} 1\n")
+                log = open(os.path.join(folder, "sentinel.log"), "w")
+                self.logs.append(log)
+                self.dirs.append(folder)
+                self.procs.append(subprocess.Popen(in_netns(netns, [REDIS_SERVER, conf, "--sentinel"]),
+                                                   stdout=log, stderr=subprocess.STDOUT))
+                self.addresses.append((host, port))
+            for i in range(len(self.addresses)):
+                wait_until(lambda: self.ask(i, "SENTINEL", "get-master-addr-by-name", master), 15,
+                           message=f"sentinel {self.addresses[i]} knows {master}")
+        except BaseException:
+            self.stop()
+            raise
+
+    def ask(self, i, *args):
+        host, port = self.addresses[i]
+        try:
+            return resp_command(port, *args, timeout=2, host=host)
+        except (OSError, RedisReplyError):
+            return None
+
+    def url(self, db=None):
+        tail = f"/{db}" if db is not None else ""
+        return "redis+sentinel://" + ",".join(f"{h}:{p}" for h, p in self.addresses) + f"/{self.master}{tail}"
+
+    def primary_address(self):
+        """(host, port) the first Sentinel that answers names as the primary."""
+        for i in range(len(self.addresses)):
+            named = self.ask(i, "SENTINEL", "get-master-addr-by-name", self.master)
+            if named:
+                return named[0], int(named[1])
+        return None
+
+    def primary_port(self):
+        named = self.primary_address()
+        return named[1] if named else None
+
+    def ready_for_failover(self, replicas=1):
+        """Every Sentinel sees `replicas` replicas and the other Sentinels."""
+        for i in range(len(self.addresses)):
+            seen = self.ask(i, "SENTINEL", "replicas", self.master) or []
+            others = self.ask(i, "SENTINEL", "sentinels", self.master) or []
+            if len(seen) < replicas or len(others) < len(self.addresses) - 1:
+                return False
+        return True
+
+    def output(self):
+        """Every Sentinel's log so far (the last 3,000 characters of each)."""
+        out = []
+        for folder in self.dirs:
+            try:
+                with open(os.path.join(folder, "sentinel.log"), errors="replace") as f:
+                    out.append(f.read()[-3000:])
+            except OSError:
+                pass
+        return "\n---\n".join(out)
+
+    def stop(self):
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        for log in self.logs:
+            log.close()
+        for folder in self.dirs:
+            shutil.rmtree(folder, ignore_errors=True)
+        self.procs, self.logs, self.dirs = [], [], []
 
 
 _SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)')
@@ -383,6 +508,20 @@ def make_redis():
 @pytest.fixture
 def redis_server(make_redis):
     return make_redis()
+
+
+@pytest.fixture
+def make_sentinels():
+    made = []
+
+    def make(primary, **kw):
+        sentinels = Sentinels(primary, **kw)
+        made.append(sentinels)
+        return sentinels
+
+    yield make
+    for sentinels in made:
+        sentinels.stop()
 
 
 @pytest.fixture

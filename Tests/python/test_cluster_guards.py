@@ -5,7 +5,7 @@ processes; every wait polls a condition with a deadline.
 """
 import os, shutil, time
 
-from cluster_support import make_cluster_hub, make_redis, redis_server, wait_until  # noqa: F401
+from cluster_support import Sentinels, make_cluster_hub, make_redis, redis_server, wait_until  # noqa: F401
 from kind_client import KindClient
 
 
@@ -129,70 +129,6 @@ def test_r19_a_server_that_came_back_empty_does_not_keep_hubs_from_starting(make
 
 
 # ------------------------------------------------------------------ R13 ----
-
-class Sentinels:
-    """Three real Sentinels (`redis-server CONF --sentinel`) watching
-    `primary` as `mymaster`: down after 1 s, a failover needs 2 of them."""
-
-    def __init__(self, primary, count=3):
-        import subprocess, tempfile
-        from cluster_support import REDIS_SERVER, free_port, resp_command
-        self.resp = resp_command
-        self.ports, self.procs, self.dirs = [], [], []
-        for _ in range(count):
-            port = free_port()
-            folder = tempfile.mkdtemp(prefix="synchub-sentinel-")
-            conf = os.path.join(folder, "sentinel.conf")
-            with open(conf, "w") as f:
-                f.write(f"port {port}\nbind 127.0.0.1\ndir {folder}\n"
-                        f"sentinel monitor mymaster 127.0.0.1 {primary.port} 2\n"
-                        "sentinel down-after-milliseconds mymaster 1000\n"
-                        "sentinel failover-timeout mymaster 3000\n"
-                        "sentinel parallel-syncs mymaster 1\n")
-            log = open(os.path.join(folder, "sentinel.log"), "w")
-            self.procs.append(subprocess.Popen([REDIS_SERVER, conf, "--sentinel"], stdout=log, stderr=subprocess.STDOUT))
-            self.ports.append(port)
-            self.dirs.append(folder)
-        try:
-            for port in self.ports:
-                wait_until(lambda: self._ask(port, "SENTINEL", "get-master-addr-by-name", "mymaster"), 15,
-                           message=f"sentinel {port} knows mymaster")
-        except BaseException:
-            self.stop()
-            raise
-
-    def _ask(self, port, *args):
-        try:
-            return self.resp(port, *args, timeout=2)
-        except OSError:
-            return None
-
-    def url(self):
-        return "redis+sentinel://" + ",".join(f"127.0.0.1:{p}" for p in self.ports) + "/mymaster"
-
-    def primary_port(self):
-        for port in self.ports:
-            named = self._ask(port, "SENTINEL", "get-master-addr-by-name", "mymaster")
-            if named:
-                return int(named[1])
-        return None
-
-    def ready_for_failover(self):
-        """Every Sentinel sees the replica and the other Sentinels."""
-        for port in self.ports:
-            replicas = self._ask(port, "SENTINEL", "replicas", "mymaster") or []
-            others = self._ask(port, "SENTINEL", "sentinels", "mymaster") or []
-            if not replicas or len(others) < len(self.ports) - 1:
-                return False
-        return True
-
-    def stop(self):
-        for proc in self.procs:
-            proc.kill()
-            proc.wait()
-        for folder in self.dirs:
-            shutil.rmtree(folder, ignore_errors=True)
-
 
 def test_r13_a_hub_behind_sentinels_follows_a_promotion_within_10_s_and_loses_nothing_replicated(make_redis, make_cluster_hub):
     primary = make_redis()
