@@ -11,6 +11,10 @@ final class HTTPExchange {
     var body: [UInt8] = []
     /// The body grew past `maxRequestBodyBytes`: answered 413, the rest dropped.
     var tooLarge = false
+    /// A refusal sent once the body is read to its end and dropped: a proxy
+    /// in front (nginx) that is still sending it gets the answer, not a
+    /// broken connection it would count against this hub.
+    var refusalAfterBody: HTTPResponse?
     var response: HTTPResponse?
     /// The answer went out: a further WRITEABLE callback writes nothing.
     var written = false
@@ -28,6 +32,11 @@ extension WebSocketServer {
     /// Request bodies received or waiting for their answer at once (each at
     /// most `maxRequestBodyBytes`); more are answered 503.
     static let maxBodiesAtOnce = 32
+
+    /// A refused body up to this many times `maxRequestBodyBytes` is read and
+    /// dropped before the refusal is sent; a larger one is answered at once
+    /// and its connection closed.
+    static let refusedBodyReadFactor = 16
 
     /// Answers a request the delegate deferred (nil from `respond`). Service
     /// thread only; an exchange whose client left is forgotten, and this does nothing.
@@ -58,21 +67,18 @@ extension WebSocketServer {
         switch head.method {
         case "PUT", "POST":
             if let refusal = delegate?.admitBody(of: head) {
-                exchange.tooLarge = true   // the body is not read: the connection closes after the answer
-                respond(exchange, refusal)
+                refuse(exchange, refusal, limit: limit)
                 return 0
             }
             // Bodies are held whole until answered: only so many at once, so
             // uploads cannot grow the hub's memory without bound.
             let receiving = httpExchanges.values.filter { ($0.head.method == "PUT" || $0.head.method == "POST") && !$0.written }.count
             if receiving > Self.maxBodiesAtOnce {
-                exchange.tooLarge = true
-                respond(exchange, .text(503, "too many uploads at once; try again in a moment"))
+                refuse(exchange, .text(503, "too many uploads at once; try again in a moment"), limit: limit)
                 return 0
             }
             if let length = head.contentLength, length > limit {
-                exchange.tooLarge = true
-                respond(exchange, .text(413, "the body is \(length) bytes; at most \(limit) are taken"))
+                refuse(exchange, .text(413, "the body is \(length) bytes; at most \(limit) are taken"), limit: limit)
                 return 0
             }
             guard let length = head.contentLength else {
@@ -107,9 +113,27 @@ extension WebSocketServer {
     }
 
     func httpBodyComplete(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
-        guard let exchange = exchange(in: user), !exchange.tooLarge, exchange.response == nil else { return 0 }
+        guard let exchange = exchange(in: user), exchange.response == nil, !exchange.written else { return 0 }
+        if let refusal = exchange.refusalAfterBody {
+            exchange.refusalAfterBody = nil
+            respond(exchange, refusal)
+            return 0
+        }
+        guard !exchange.tooLarge else { return 0 }
         decide(exchange)
         return 0
+    }
+
+    /// Refuses a body: once it is read and dropped when it is of a bounded
+    /// length (see `refusalAfterBody`), else at once (the connection closes
+    /// after the answer: the body was not read).
+    private func refuse(_ exchange: HTTPExchange, _ refusal: HTTPResponse, limit: Int) {
+        exchange.tooLarge = true   // nothing of the body is kept
+        if let length = exchange.head.contentLength, length > 0, length <= Self.refusedBodyReadFactor * max(limit, 1) {
+            exchange.refusalAfterBody = refusal
+        } else {
+            respond(exchange, refusal)
+        }
     }
 
     func httpWriteable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {

@@ -366,15 +366,12 @@ def test_a_one_mib_picture_goes_up_to_the_shop_through_the_proxy(deployment):
     both_hubs_take_connections(deployment)
 
 
-@pytest.mark.xfail(raises=AssertionError, strict=False,
-                   reason="the hub answers a refused PUT from its head and closes without reading the body "
-                          "(WebSocketServer+HTTP.swift, admitBody): nginx's write fails, it answers 502 and "
-                          "takes the hub for down for 10 s; fixed when the hub reads (and drops) the body first")
 def test_a_refused_upload_is_answered_and_leaves_both_hubs_in_service(deployment):
     """Uploads without a token, 1 MiB, three per hub: each is answered 401
-    through nginx, and both hubs still take connections afterwards. (As the
-    hub is, whether nginx's write meets the closed socket is a race: most
-    runs see a 502 within these six.)"""
+    through nginx, and both hubs still take connections afterwards: the hub
+    reads a refused body to its end before it answers, so nginx's write never
+    meets a closed socket (which it answered 502, taking the hub for down
+    10 s)."""
     proxy, hubs = deployment.proxy, deployment.hubs
     picture = png(shop_rules.IMAGE_MAX_BYTES)
     answers = [proxy.request("PUT", f"/shop/proxied/images/anon{i}.png", picture)[0] for i in range(3 * len(hubs))]
