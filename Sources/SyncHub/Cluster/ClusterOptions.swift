@@ -70,7 +70,9 @@ struct ClusterOptions: ParsableArguments {
         var settings = SharedLogConnectionSettings(hubID: id, timeoutMilliseconds: Int(redisTimeout * 1000), waitReplicas: redisWait)
         // A fold comes every --kept-operations entries; as many stay behind it.
         settings.keptBehindSnapshot = keptOperations
-        settings.agreedFlags = "--kept-operations \(keptOperations) --max-replicas-per-board \(maxReplicasPerBoard)"
+        // The log's format too: hubs that link entries (R15) and hubs that do
+        // not cannot share a log, so a cluster is upgraded by stopping every hub.
+        settings.agreedFlags = "--kept-operations \(keptOperations) --max-replicas-per-board \(maxReplicasPerBoard) (log format 2)"
         let log = SharedLog(servers: addresses, settings: settings, logger: logger)
         do {
             try log.connectAtStart(deadline: Date().addingTimeInterval(redisConnectTimeout))

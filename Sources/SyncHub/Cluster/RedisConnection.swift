@@ -33,6 +33,10 @@ final class RedisConnection {
     private(set) var connectedTo: RedisServerAddress.Endpoint?
     /// The run id of the server this connection reached ('' when unknown).
     private(set) var runID = ""
+    /// Connections made so far (a new one: the server may have restarted or changed).
+    private(set) var opened: UInt64 = 0
+    /// Why `runID` is unknown (INFO refused), for the connection's owner to log.
+    private(set) var runIDProblem: String?
 
     static func runID(in info: String) -> String {
         for line in info.split(whereSeparator: \.isNewline) where line.hasPrefix("run_id:") {
@@ -105,6 +109,8 @@ final class RedisConnection {
         setup.append(["INFO", "server"])
         let replies = try pipeline(setup)
         runID = Self.runID(in: replies.last?.text ?? "")
+        runIDProblem = runID.isEmpty ? (replies.last?.errorText ?? "INFO server has no run_id") : nil
+        opened &+= 1
         for (index, reply) in replies.dropLast().enumerated() {
             if let error = reply.errorText {
                 close()

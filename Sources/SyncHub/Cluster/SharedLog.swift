@@ -151,10 +151,9 @@ final class SharedLog: BoardLog, @unchecked Sendable {
             agreed = list
         }
         for reader in readers {
-            var writes = [["SET", "synchub:flags", settings.agreedFlags, "NX"], ["SET", "synchub:servers", agreed]]
-            // A cluster's first start: nothing to fence (R15) on servers no hub used before.
-            if held.isEmpty, !reader.runID.isEmpty { writes.append(["SET", SharedLogShard.runKey, reader.runID]) }
-            _ = try reader.pipeline(writes)
+            // (`synchub:run` is not written here: a server that came back
+            // empty looks like a new one, and its fence must run, R15.)
+            _ = try reader.pipeline([["SET", "synchub:flags", settings.agreedFlags, "NX"], ["SET", "synchub:servers", agreed]])
         }
     }
 

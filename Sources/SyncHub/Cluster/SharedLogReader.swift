@@ -22,8 +22,18 @@ final class SharedLogReader {
     /// A board's log after `offset`: the snapshot when `offset` is behind
     /// it, and the entries after.
     func load(_ logName: String, after offset: UInt64) throws(RedisFailure) -> SharedBoard {
-        try retrying { () throws(RedisFailure) in try read(logName, after: offset) }
+        // R15: while the server's fence (or the board's hold) runs, the read
+        // waits it out: what it would show may yet be written back.
+        for _ in 0..<8 {
+            switch try retrying({ () throws(RedisFailure) in try read(logName, after: offset) }) {
+            case let .board(board): return board
+            case let .fenced(milliseconds): Thread.sleep(forTimeInterval: Double(min(milliseconds, 1_000)) / 1000)
+            }
+        }
+        throw RedisFailure(reason: .reply, message: "board \(logName) stays fenced (the server keeps restarting?)")
     }
+
+    private enum Read { case board(SharedBoard), fenced(UInt64) }
 
     /// A shop image's bytes (P4) under the board's hash tag, by SHA-256:
     /// `sh:{shop/NAME}:img:DIGEST`, a hash of `type` and `bytes`, written
@@ -85,15 +95,17 @@ final class SharedLogReader {
         }
     }
 
-    private func read(_ logName: String, after offset: UInt64) throws(RedisFailure) -> SharedBoard {
+    private func read(_ logName: String, after offset: UInt64) throws(RedisFailure) -> Read {
         guard let hashes = scripts else { throw RedisFailure(reason: .script, message: "scripts not loaded") }
         let keys = SharedLogScripts.BoardKeys(logName: logName)
-        var reply = try connection.command(["EVALSHA", hashes.load, "3", keys.meta, keys.log, keys.snapshot, String(offset)])
+        let arguments = ["4", keys.meta, keys.log, keys.snapshot, SharedLogShard.fenceKey, String(offset)]
+        var reply = try connection.command(["EVALSHA", hashes.load] + arguments)
         if reply.errorText?.hasPrefix("NOSCRIPT") == true {
-            reply = try connection.command(["EVAL", SharedLogScripts.load, "3", keys.meta, keys.log, keys.snapshot, String(offset)])
+            reply = try connection.command(["EVAL", SharedLogScripts.load] + arguments)
         }
         if let error = reply.errorText { throw RedisFailure(reason: .reply, message: error) }
         let parts = reply.elements
+        if parts.count == 2, parts[0].text == "fence" { return .fenced(UInt64(max(1, parts[1].integer ?? 1))) }
         guard parts.count == 6, let at = parts[1].text.flatMap({ UInt64($0) }), let epoch = parts[2].text else {
             throw RedisFailure(reason: .protocolError, message: "unexpected answer loading \(logName)")
         }
@@ -104,7 +116,7 @@ final class SharedLogReader {
         if fromSnapshot, snapshot == nil {
             throw RedisFailure(reason: .reply, message: "board \(logName): the log says a snapshot at \(at) but none is stored")
         }
-        return SharedBoard(snapshot: fromSnapshot ? snapshot : nil, snapshotOffset: fromSnapshot ? at : offset,
-                           epoch: epoch, entries: entries, snapshotLink: fromSnapshot ? (parts[5].text.flatMap { UInt64($0) } ?? 0) : 0)
+        return .board(SharedBoard(snapshot: fromSnapshot ? snapshot : nil, snapshotOffset: fromSnapshot ? at : offset,
+                                  epoch: epoch, entries: entries, snapshotLink: fromSnapshot ? (parts[5].text.flatMap { UInt64($0) } ?? 0) : 0))
     }
 }

@@ -18,14 +18,18 @@ enum SharedLogScripts {
         }
     }
 
-    /// R15's fence, run first by every script that writes or checks a
-    /// board: the server's run id (`INFO server`, which changes when it
+    /// R15's fence, run first by the append script (and the follower's
+    /// `arrive`; loads check it too): the server's run id (`INFO server`, which changes when it
     /// restarts or another server is promoted) against the one the hubs last
     /// wrote (`synchub:run`). A new one starts the fence (`synchub:fence`,
     /// `ms` long): appends wait it out while every hub that holds a board of
     /// the server checks it and writes back what the server lost. Answers
     /// the milliseconds left (0: none). `run` '' (INFO refused): no fence.
     static let fence = """
+        local function nowms()
+          local t = redis.call('TIME')
+          return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        end
         local function fenced(runKey, fenceKey, run, ms)
           if run == '' then return 0 end
           if redis.call('GET', runKey) ~= run then
@@ -71,8 +75,14 @@ enum SharedLogScripts {
         if holder and holder ~= ARGV[7] then return {'notmine', holder} end
         local left = fenced(KEYS[6], KEYS[7], ARGV[2], ARGV[3])
         if left > 0 then return {'fence', left} end
-        local meta = redis.call('HMGET', KEYS[1], 'epoch', 'top', 'last', 'snap', 'snaplink')
+        local meta = redis.call('HMGET', KEYS[1], 'epoch', 'top', 'last', 'snap', 'snaplink', 'hold')
         local epoch, top, last = meta[1], tonumber(meta[2] or '0'), meta[3] or '0'
+        if meta[6] then
+          -- A hub wrote the board back moments ago: the others get as long
+          -- to write back more (R15), as after a restart.
+          local held = tonumber(meta[6]) - nowms()
+          if held > 0 then return {'fence', held} end
+        end
         local seen = tonumber(ARGV[4])
         if seen > 0 then
           local lost = (not epoch) or (ARGV[6] ~= '' and epoch ~= ARGV[6]) or top < seen
@@ -137,14 +147,22 @@ enum SharedLogScripts {
     /// offset is the fencing token: only a newer snapshot replaces one),
     /// writes down the first answers of keys whose entries go, trims the
     /// stream behind the snapshot and the oldest keys beyond the bound.
-    /// A fold of another history than the log's (its entry at the offset
-    /// has another link, R15) is refused as `behind` too.
+    /// A fold is taken only of the log's own history (R15): its offset at
+    /// or below the log's top, the entry there with the folding hub's link
+    /// (or the snapshot there with it), the same epoch; else `behind`. A
+    /// fold queued before Redis went back never lands past the log's end.
     /// KEYS meta log snap keys keyorder lease; ARGV offset snapshot hub
     /// lease-ms max-keys kept-behind epoch link [key answer]...
     static let fold = """
-        if ARGV[7] ~= '' and redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[7] then return {'behind', '0'} end
+        local meta = redis.call('HMGET', KEYS[1], 'epoch', 'top', 'snap', 'snaplink')
+        if ARGV[7] ~= '' and meta[1] ~= ARGV[7] then return {'behind', '0'} end
+        if tonumber(ARGV[1]) > tonumber(meta[2] or '0') then return {'behind', '0'} end
         local here = redis.call('XRANGE', KEYS[2], ARGV[1], ARGV[1])
-        if #here > 0 and here[1][1] ~= (ARGV[1] .. '-' .. ARGV[8]) then return {'behind', '0'} end
+        if #here > 0 then
+          if here[1][1] ~= (ARGV[1] .. '-' .. ARGV[8]) then return {'behind', '0'} end
+        elseif meta[3] ~= ARGV[1] or (meta[4] or '0') ~= ARGV[8] then
+          return {'behind', '0'}
+        end
         local lease = redis.call('GET', KEYS[6])
         if lease and lease ~= ARGV[3] then return {'busy', lease} end
         redis.call('SET', KEYS[6], ARGV[3], 'PX', ARGV[4])
@@ -177,11 +195,23 @@ enum SharedLogScripts {
 
     /// Reads a board: every entry after `from` while the stream still holds
     /// them, else the snapshot and every entry after it, in one atomic step
-    /// (a fold cannot slip in between). KEYS meta log snap; ARGV from. Answers {snapshot|nil,
+    /// (a fold cannot slip in between). While the server's fence (or the
+    /// board's hold after a write-back) runs, nothing is read: the answer is
+    /// {'fence', ms} and the reader asks again after it (R15: a hub that
+    /// joins then would show the log before the hubs that hold more wrote
+    /// it back). KEYS meta log snap fence; ARGV from. Answers {snapshot|nil,
     /// snapshot-offset, epoch, top, entries, snapshot-link}.
-    static let load = """
-        local meta = redis.call('HMGET', KEYS[1], 'snap', 'epoch', 'top', 'snaplink')
+    static let load = fence + "\n" + """
+        local left = redis.call('PTTL', KEYS[4])
+        if left > 0 then return {'fence', left} end
+        local meta = redis.call('HMGET', KEYS[1], 'snap', 'epoch', 'top', 'snaplink', 'hold')
+        if meta[5] then
+          local held = tonumber(meta[5]) - nowms()
+          if held > 0 then return {'fence', held} end
+        end
         local at = tonumber(meta[1] or '0')
+        -- A snapshot past the log's end is of a history it no longer holds.
+        if at > tonumber(meta[3] or '0') then at = 0 end
         local from = tonumber(ARGV[1])
         local snap = false
         if from < at and #redis.call('XRANGE', KEYS[2], from + 1, from + 1) == 0 then
@@ -199,20 +229,34 @@ enum SharedLogScripts {
     /// empty log has none), so two hubs writing back cannot both win and a
     /// log written on meanwhile is never overwritten. The stream goes (its
     /// entries are a part of the snapshot); the keys' first answers the hub
-    /// kept are written down again. Allowed while the server is fenced.
-    /// KEYS meta log snap keys keyorder; ARGV offset link snapshot epoch
-    /// expected-top expected-last [key answer offset]... Answers {'ok'} or
-    /// {'moved', top, last, epoch}.
-    static let restore = """
+    /// kept are written down again, and the kind's opening is marked done.
+    /// The board is then held (`hold`) for `ms`: appends and reads wait, so
+    /// a hub that holds still more can write it back on top. Allowed while
+    /// the server is fenced; refused to a hub whose id another holds (R17).
+    /// KEYS meta log snap keys keyorder hub-lease; ARGV offset link snapshot
+    /// epoch expected-top expected-last new-epoch ms lease-token
+    /// [key answer offset]... Answers {'ok'}, {'moved', top, last, epoch} or
+    /// {'notmine', holder}.
+    static let restore = fence + "\n" + """
+        local holder = redis.call('GET', KEYS[6])
+        if holder and holder ~= ARGV[9] then return {'notmine', holder} end
         local meta = redis.call('HMGET', KEYS[1], 'epoch', 'top', 'last')
         local top, last = meta[2] or '0', meta[3] or '0'
-        if (meta[1] and meta[1] ~= ARGV[4]) or top ~= ARGV[5] or last ~= ARGV[6] or tonumber(ARGV[1]) <= tonumber(top) then
+        if (meta[1] and ARGV[4] ~= '' and meta[1] ~= ARGV[4]) or top ~= ARGV[5] or last ~= ARGV[6]
+           or tonumber(ARGV[1]) <= tonumber(top) then
           return {'moved', top, last, meta[1] or ''}
         end
+        local epoch = meta[1] or ARGV[4]
+        if epoch == '' then epoch = ARGV[7] end
         redis.call('SET', KEYS[3], ARGV[3])
         redis.call('DEL', KEYS[2])
-        redis.call('HSET', KEYS[1], 'epoch', ARGV[4], 'top', ARGV[1], 'last', ARGV[2], 'snap', ARGV[1], 'snaplink', ARGV[2])
-        for i = 7, #ARGV, 3 do
+        redis.call('HSET', KEYS[1], 'epoch', epoch, 'top', ARGV[1], 'last', ARGV[2], 'snap', ARGV[1], 'snaplink', ARGV[2],
+                   'hold', nowms() + tonumber(ARGV[8]))
+        if not redis.call('HGET', KEYS[4], 'opening') then
+          redis.call('HSET', KEYS[4], 'opening', '@1')
+          redis.call('ZADD', KEYS[5], 1, 'opening')
+        end
+        for i = 10, #ARGV, 3 do
           if not redis.call('HGET', KEYS[4], ARGV[i]) then
             redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
             redis.call('ZADD', KEYS[5], ARGV[i + 2], ARGV[i])

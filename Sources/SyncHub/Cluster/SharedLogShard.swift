@@ -41,10 +41,12 @@ final class SharedLogShard: @unchecked Sendable {
     /// Snapshots are written here, not on the appender: a fold's encoding
     /// (the whole board) must not hold up the proposals behind it.
     private let foldEncoder = DispatchQueue(label: "redis-fold-encoder")
+    /// Write-backs (R15) are encoded on their own queue: never behind folds.
+    private let restoreEncoder = DispatchQueue(label: "redis-restore-encoder")
 
     /// R15: writes the board's snapshot off the appender thread, then queues the write-back.
     func submitRestore(_ restore: SharedRestore) {
-        foldEncoder.async { [self] in
+        restoreEncoder.async { [self] in
             do {
                 submit([.restore(restore, snapshot: try restore.encode())])
             } catch {
@@ -182,6 +184,8 @@ final class SharedLogShard: @unchecked Sendable {
     private var lastPrimary: RedisServerAddress.Endpoint?
     /// R18: the last refusal logged, so a refused server is not logged on every reconnect.
     private var lastRefusal: String?
+    /// R15: a server without a run id is warned about once (under `lock`).
+    private var runIDWarned = false
 
     /// The primary's generation (R13), read by this server's threads and its reader.
     var currentPrimaryGeneration: UInt64 {
@@ -210,6 +214,16 @@ final class SharedLogShard: @unchecked Sendable {
         do {
             try connection.connect(name: "synchub-\(settings.hubID)-\(role)")
             notePrimary(connection.connectedTo)
+            if let problem = connection.runIDProblem {
+                lock.lock()
+                let fresh = !runIDWarned
+                runIDWarned = true
+                lock.unlock()
+                if fresh {
+                    logger.warning("cannot read redis's run id (INFO server): a restart of this server is not fenced, so a hub that never saw what it lost may write on top of it before the hubs that did write it back (R15)",
+                                   metadata: ["server": "\(address)", "error": "\(problem)"])
+                }
+            }
             generation = currentPrimaryGeneration  // this connection is on the newest primary
             try checkSettings(on: connection)
             scripts = try ScriptHashes.load(on: connection)
@@ -404,6 +418,11 @@ final class SharedLogShard: @unchecked Sendable {
         switch parts.first?.text {
         case "ok"?: return .restored
         case "moved"? where parts.count == 4: return .moved(Self.head(parts[1...]))
+        case "notmine"?:
+            let message = "another hub holds --hub-id \(settings.hubID) on \(address): this hub's write-back is refused"
+            logger.critical("\(message)")
+            deliver([.storeFailed(StoreError(description: message))])
+            return .failed(reason: "another hub holds this hub's id")
         default:
             note { $0.errors["protocol", default: 0] += 1 }
             return .failed(reason: "unexpected answer from the restore script")
@@ -415,7 +434,7 @@ final class SharedLogShard: @unchecked Sendable {
         let values = Array(parts)
         func number(_ reply: RedisReply) -> UInt64 { UInt64(reply.text ?? "") ?? UInt64(max(0, reply.integer ?? 0)) }
         return SharedLogHead(top: values.count > 0 ? number(values[0]) : 0, last: values.count > 1 ? number(values[1]) : 0,
-                             epoch: values.count > 2 ? (values[2].text ?? "") : "")
+                             epoch: values.count > 2 ? (values[2].text ?? "") : "", snap: values.count > 3 ? number(values[3]) : 0)
     }
 
     /// The answer to the `place`-th entry of an `append` call.
@@ -492,9 +511,10 @@ final class SharedLogShard: @unchecked Sendable {
         case let .restore(restore, snapshot)?:
             let keys = SharedLogScripts.BoardKeys(logName: restore.logName)
             let head = evalText ? ["EVAL", SharedLogScripts.restore] : ["EVALSHA", hashes.restore]
-            var command = head + ["5", keys.meta, keys.log, keys.snapshot, keys.keys, keys.keyOrder,
+            var command = head + ["6", keys.meta, keys.log, keys.snapshot, keys.keys, keys.keyOrder, HubLease.key(hubID: settings.hubID),
                                   String(restore.seen.offset), String(restore.seen.link), snapshot, restore.seen.epoch,
-                                  String(restore.expected.top), String(restore.expected.last)]
+                                  String(restore.expected.top), String(restore.expected.last), Self.newEpoch(),
+                                  String(settings.fenceMilliseconds), HubLease.token]
             for answer in restore.answers { command += [answer.key, answer.answer, String(answer.offset)] }
             return command
         case let .fold(fold, snapshot)?:
@@ -551,14 +571,14 @@ final class SharedLogShard: @unchecked Sendable {
             unfollowed.removeAll()
             lock.unlock()
             if done { break }
-            let wasConnected = connection.isConnected && scripts != nil
+            let opened = connection.opened
             guard ready(connection, scripts: &scripts, generation: &generation, role: "follower") else {
                 Thread.sleep(forTimeInterval: 0.1)
                 continue
             }
-            // R15: reached again (a restart, a failover): the fence starts and
-            // every followed board's head is checked now, not in a second.
-            if !wasConnected { lastPresence = 0 }
+            // R15: reached again (a restart, a failover, another primary): the
+            // fence starts and every followed board's head is checked now.
+            if connection.opened != opened { lastPresence = 0 }
             let now = DispatchTime.now().uptimeNanoseconds
             if address.isSentinel, now >= lastPrimaryCheck + 1_000_000_000 {
                 // R13: a promotion is followed within about a second, also
@@ -676,7 +696,7 @@ final class SharedLogShard: @unchecked Sendable {
             commands.append(["HSET", keys.here, settings.hubID, "{{TIME}} \(mine.clients) \(namesJSON)"])
             commands.append(["PEXPIRE", keys.here, "10000"])
             commands.append(["HGETALL", keys.here])
-            commands.append(["HMGET", keys.meta, "top", "last", "epoch"])
+            commands.append(["HMGET", keys.meta, "top", "last", "epoch", "snap"])
         }
         do {
             // The server's clock stamps every hub's entry, so hubs on

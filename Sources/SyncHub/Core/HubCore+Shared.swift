@@ -147,11 +147,19 @@ extension HubCore {
             proposal.retryAt = now &+ milliseconds * 1_000_000
             room.shared.proposals[number] = proposal
         case let .lost(head):
-            // R15: the log lost what this hub applied: written back first,
-            // then proposed again on top of it.
+            // R15: the log no longer holds what this hub applied: written
+            // back first, then proposed again on top of it.
             proposal.retryAt = .max
             room.shared.proposals[number] = proposal
-            historyLost(room, head: head, actions: &actions)
+            if head.top >= room.shared.applied {
+                // It holds as much or more, and not what this hub applied
+                // (another entry there, another epoch): another history.
+                noteLoss(room)
+                cannotWriteBack(room, because: "the log holds another history at or past offset \(room.shared.applied)",
+                                actions: &actions)
+            } else {
+                historyLost(room, head: head, actions: &actions)
+            }
         }
         if room.shared.proposals.isEmpty { proposalBoards.remove(board) }
     }
@@ -164,7 +172,7 @@ extension HubCore {
             // R15: what follows this hub's last entry in the log is not what
             // it applied: the log went back and was written on by a hub that
             // never saw the lost part. Nothing of it is applied here.
-            counters.sharedHistoryLost += 1
+            noteLoss(room)
             cannotWriteBack(room, because: "the log went back past offset \(room.shared.applied) and holds other entries after it",
                             actions: &actions)
             return
@@ -183,10 +191,20 @@ extension HubCore {
     /// hub applied, or has another epoch, lost history (R15).
     mutating func logHead(board: String, head: SharedLogHead, lost: Bool, actions: inout [HubAction]) {
         guard let room = boards[board] else { return }
-        if room.shared.epoch.isEmpty, !head.epoch.isEmpty, room.shared.applied == 0 { room.shared.epoch = head.epoch }
+        if room.shared.epoch.isEmpty, !head.epoch.isEmpty, !lost { room.shared.epoch = head.epoch }
         let gone = head.epoch.isEmpty ? room.shared.applied > 0 : (!room.shared.epoch.isEmpty && head.epoch != room.shared.epoch)
-        guard lost || gone else { return }
-        historyLost(room, head: head, actions: &actions)
+        if lost || gone {
+            historyLost(room, head: head, actions: &actions)
+            return
+        }
+        // A snapshot past this hub that nothing brings it to (another hub
+        // wrote the board back and the stream went, R15): read it, when a
+        // second went by without this hub applying anything.
+        let stuck = room.shared.headSeenAt == room.shared.applied
+        room.shared.headSeenAt = room.shared.applied
+        if stuck, head.snap > room.shared.applied, head.top > room.shared.applied, loads[board] == nil {
+            catchUp(board, actions: &actions)
+        }
     }
 
     /// R15: the log of `room`'s board lost entries this hub applied. When
@@ -196,20 +214,34 @@ extension HubCore {
     /// and every hub behind reads it from there. Otherwise it cannot be,
     /// and the board is dropped (logged).
     private mutating func historyLost(_ room: BoardRoom, head: SharedLogHead, actions: inout [HubAction]) {
-        guard !room.shared.writingBack else { return }
-        counters.sharedHistoryLost += 1
+        guard !room.shared.writingBack, now >= room.shared.writeBackAfter else { return }
+        noteLoss(room)
         writeBack(room, over: head, actions: &actions)
+    }
+
+    /// Counts a loss once, however many answers and heads say it again.
+    private mutating func noteLoss(_ room: BoardRoom) {
+        guard !room.shared.lossNoticed else { return }
+        room.shared.lossNoticed = true
+        counters.sharedHistoryLost += 1
     }
 
     private mutating func writeBack(_ room: BoardRoom, over head: SharedLogHead, actions: inout [HubAction]) {
         let shared = room.shared
+        let sameHistory = head.epoch.isEmpty || shared.epoch.isEmpty || head.epoch == shared.epoch
         guard head.top < shared.applied else {
-            // The log is at or past this hub: nothing of its own to write; a
-            // read or an append says whether it follows what was applied.
-            resumeProposals(room, actions: &actions)
+            if sameHistory, head.top > shared.applied || head.last == shared.link {
+                // The log is at or past this hub (another hub wrote back
+                // more, or it moved on): nothing of its own to write; the
+                // next read or append says whether it follows what was applied.
+                room.shared.lossNoticed = false
+                resumeProposals(room, actions: &actions)
+            } else {
+                cannotWriteBack(room, because: "the log holds another history at offset \(head.top) (epoch \(head.epoch))",
+                                actions: &actions)
+            }
             return
         }
-        let sameHistory = head.epoch.isEmpty || head.epoch == shared.epoch
         let isPart = head.top == 0 ? head.epoch.isEmpty || head.last == 0 : shared.links.link(at: head.top) == head.last
         guard sameHistory, isPart else {
             cannotWriteBack(room, because: head.top == 0 || !sameHistory
@@ -240,6 +272,7 @@ extension HubCore {
         switch result {
         case .restored:
             counters.sharedWrittenBack += 1
+            room.shared.lossNoticed = false
             // The snapshot written holds every answer this hub kept.
             room.shared.foldOffered = room.shared.applied
             room.shared.answersSinceFold.removeAll()
@@ -250,8 +283,10 @@ extension HubCore {
             // Another hub wrote back first, or the log moved on: look again.
             writeBack(room, over: head, actions: &actions)
         case .failed:
-            // Tried again when the follower next sees the log's head.
-            resumeProposals(room, actions: &actions)
+            // Tried again when the follower next sees the log's head, not at
+            // once (each try writes the whole board); held proposals keep
+            // waiting, within their deadlines.
+            room.shared.writeBackAfter = now &+ 1_000_000_000
         }
     }
 

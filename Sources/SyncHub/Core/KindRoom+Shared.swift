@@ -385,6 +385,9 @@ extension KindRoom {
     func reloadSharedBoard(_ log: SharedBoard, core: inout HubCore, actions: inout [HubAction]) -> Bool {
         guard log.snapshotOffset >= shared.applied || log.snapshot == nil,
               let (fresh, freshVersion) = try? Self.sharedReplica(log, logName: logName, limits: core.limits) else { return false }
+        // A snapshot below the version shown is of another history (R15):
+        // never shown under a version a client saw; the board is read again.
+        if log.snapshot != nil, freshVersion < version { return false }
         if log.snapshot != nil {
             replica = fresh
             version = freshVersion

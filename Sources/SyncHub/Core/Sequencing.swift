@@ -47,6 +47,8 @@ struct SharedLogHead: Sendable, Equatable {
     var top: UInt64
     var last: UInt64
     var epoch: String
+    /// The offset of its snapshot (0: none, or not read).
+    var snap: UInt64 = 0
 }
 
 /// A change this hub proposes to a board's shared log. The shell appends it

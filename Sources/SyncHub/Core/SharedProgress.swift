@@ -17,6 +17,13 @@ struct SharedProgress {
     var epoch = ""
     /// R15: this hub is writing the board back into its log; proposals wait.
     var writingBack = false
+    /// R15: a loss was noticed and not yet over (counted once).
+    var lossNoticed = false
+    /// R15: a write-back that failed is tried again from then (monotonic nanoseconds).
+    var writeBackAfter: UInt64 = 0
+    /// The offset applied when the follower last reported the log's head:
+    /// a snapshot past it that a second brought no nearer is read (R15).
+    var headSeenAt: UInt64 = 0
     /// This hub's proposals on the board, by number.
     var proposals: [UInt64: PendingProposal] = [:]
     /// The offset of the last fold this hub offered.

@@ -92,4 +92,61 @@ struct SharedHistoryTests {
         let late = hub.handle(.tick)
         #expect(replies(late, to: 1).first?["code"] as? String == "unavailable", "its deadline stays")
     }
+
+    @Test func aLostAnswerFromALogThatHoldsAsMuchIsAnotherHistoryAndDropsTheBoardOnce() throws {
+        var (hub, _) = Self.hubWithThreeEntries()
+        _ = hub.frame(1, #"{"type":"select","letter":"D","ref":"d"}"#)
+        let proposal = try #require(hub.takeProposals().first)
+        let other = SharedLogHead(top: 3, last: 4_242, epoch: "e1")
+        let actions = hub.handle(.store(.appended(board: "k", number: proposal.number, result: .lost(other))))
+        #expect(replies(actions, to: 1).first?["code"] as? String == "unavailable", "answered, never proposed again in a loop")
+        #expect(Self.closes(actions) == ["1 1012"] && hub.restores.isEmpty && hub.takeProposals().isEmpty)
+        #expect(hub.core.counters.sharedHistoryLost == 1 && hub.core.counters.sharedNotWrittenBack == 1)
+    }
+
+    @Test func aHeadAtTheSameOffsetWithAnotherLinkIsAnotherHistory() {
+        var (hub, _) = Self.hubWithThreeEntries()
+        let actions = hub.handle(.store(.logHead(board: "k", SharedLogHead(top: 3, last: 4_242, epoch: "e1"), lost: true)))
+        #expect(Self.closes(actions) == ["1 1012"] && hub.restores.isEmpty)
+    }
+
+    @Test func aHubThatOnlyWatchesLearnsTheEpochFromTheHeadAndWritesBackUnderIt() throws {
+        var log = LogDouble()
+        var writer = HubDouble(id: "w"), watcher = HubDouble(id: "v")
+        _ = writer.join(1, "k", log: log)
+        _ = watcher.join(2, "k", log: log)
+        writer.select(["A", "B"], by: 1, into: &log)
+        _ = watcher.follow("k", log: log)
+        // Loaded while the board was empty (no epoch yet); it never appends, so no append tells it.
+        watcher.core.boards["k"]?.shared.epoch = ""
+        watcher.handle(.store(.logHead(board: "k", SharedLogHead(top: 2, last: LogDouble.link(2), epoch: "e1"), lost: false)))
+        #expect(watcher.core.boards["k"]?.shared.epoch == "e1")
+        watcher.handle(.store(.logHead(board: "k", SharedLogHead(top: 0, last: 0, epoch: ""), lost: true)))
+        #expect(try #require(watcher.restores.first).seen.epoch == "e1")
+    }
+
+    @Test func aWriteBackThatFailsIsTriedAgainASecondLaterNotAtOnce() throws {
+        var (hub, _) = Self.hubWithThreeEntries()
+        let head = SharedLogHead(top: 1, last: LogDouble.link(1), epoch: "e1")
+        _ = hub.frame(1, #"{"type":"select","letter":"D","ref":"d"}"#)
+        let proposal = try #require(hub.takeProposals().first)
+        hub.handle(.store(.appended(board: "k", number: proposal.number, result: .lost(head))))
+        hub.handle(.store(.restored(board: "k", .failed(reason: "OOM"))))
+        #expect(hub.takeProposals().isEmpty, "held, not sent to be lost again")
+        hub.handle(.store(.logHead(board: "k", head, lost: true)))
+        #expect(hub.restores.count == 1, "not within the second")
+        hub.clock.nanos += 1_100_000_000
+        hub.handle(.store(.logHead(board: "k", head, lost: true)))
+        #expect(hub.restores.count == 2)
+        #expect(hub.core.counters.sharedHistoryLost == 1, "one loss, counted once")
+    }
+
+    @Test func aHubLeftBehindAWriteBackReadsTheSnapshotWhenNothingBringsItThere() {
+        var (hub, _) = Self.hubWithThreeEntries()
+        let ahead = SharedLogHead(top: 9, last: 77, epoch: "e1", snap: 9)
+        hub.handle(.store(.logHead(board: "k", ahead, lost: false)))
+        #expect(hub.loads.isEmpty, "entries may be on their way")
+        hub.handle(.store(.logHead(board: "k", ahead, lost: false)))
+        #expect(hub.loads.map(\.after) == [3], "a second without progress: read from where it is")
+    }
 }
