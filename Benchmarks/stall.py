@@ -261,7 +261,8 @@ class Measured:
     """The open-loop client on HEALTHY: a sender on a schedule, a reader
     timing each answer."""
 
-    def __init__(self, port, board, rate):
+    def __init__(self, port, board, rate, keyed=False):
+        self.keyed = keyed      # each intent with a key of its own (Benchmarks/failover.py: every ack then went to Redis)
         self.ws = WebSocket(port, f"/boards/{board}", timeout=30)
         kind, first = self.ws.recv()
         if kind != 0x1 or json.loads(first).get("type") != "state":
@@ -286,7 +287,10 @@ class Measured:
                     time.sleep(delay)
                 n += 1
                 ref = f"s{n}"
-                frame = json.dumps({"type": "select" if n % 2 else "deselect", "letter": "A", "ref": ref})
+                frame = {"type": "select" if n % 2 else "deselect", "letter": "A", "ref": ref}
+                if self.keyed:
+                    frame["key"] = ref
+                frame = json.dumps(frame)
                 self.sent[ref] = time.monotonic()
                 self.ws.send_text(frame)
                 due += self.period
