@@ -22,7 +22,15 @@ final class RedisConnection {
     var isConnected: Bool { context != nil }
 
     func close() {
-        if let context { redisFree(context) }
+        if let context {
+            // Reset, not FIN: a request that timed out and is still in the
+            // socket's send queue must not reach Redis minutes later, when
+            // the link comes back (an `unavailable` change taking effect
+            // long after its answer). Redis has answered whatever mattered.
+            var reset = linger(l_onoff: 1, l_linger: 0)
+            _ = setsockopt(context.pointee.fd, SOL_SOCKET, SO_LINGER, &reset, socklen_t(MemoryLayout<linger>.size))
+            redisFree(context)
+        }
         context = nil
         connectedTo = nil
         runID = ""
