@@ -1,15 +1,17 @@
 /// What the hub sees of an HTTP request (a WebSocket upgrade or a GET)
 /// before it answers: enough to decide admission, nothing of the body.
 ///
-/// Query values are deliberately absent: a secret put in a URL (a token)
-/// must never travel further than the one file that reads lws headers, so
-/// only the parameter names are passed on. `description` leaves the bearer
+/// A secret put in a URL (a token) must never travel further than the one
+/// file that reads lws headers: the value of a parameter whose name holds
+/// `token` is never read, only its name passed on. `description` leaves the bearer
 /// token out, so logging a request never leaks it.
 public struct RequestHead: Sendable, CustomStringConvertible {
     /// The path without its query string, e.g. `/boards/kitchen`.
     public var path: String
-    /// The names of the query parameters (url-decoded), in order; values are not read.
+    /// The names of the query parameters (url-decoded), in order.
     public var queryNames: [String]
+    /// Their values, except any parameter whose name holds `token` (never read).
+    public var queryValues: [String: String] = [:]
     /// The `Origin` header, when the client (a browser) sent one.
     public var origin: String?
     /// The `Host` header as the client sent it, e.g. `hub.example:8443`.
@@ -62,10 +64,13 @@ public struct Admission: Sendable {
     /// admission (for example a verified token's grant), handed back as
     /// `ServerConnection.admission.grant` when the connection opens.
     public var grant: (any Sendable)?
+    /// The upgrade's `Origin` header (a browser sends one), for the hub's books.
+    public var origin: String?
 
-    public init(route: Route, grant: (any Sendable)? = nil) {
+    public init(route: Route, grant: (any Sendable)? = nil, origin: String? = nil) {
         self.route = route
         self.grant = grant
+        self.origin = origin
     }
 }
 

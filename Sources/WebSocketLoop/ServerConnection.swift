@@ -77,6 +77,12 @@ public final class ServerConnection: @unchecked Sendable {
         self.owner = owner
     }
 
+    /// Bytes of the frames queued and not yet written (the newest state included).
+    public var queuedBytes: Int {
+        owner.check()
+        return replies[replyHead...].reduce(latest?.count ?? 0) { $0 + $1.count }
+    }
+
     /// Frames queued and not yet written.
     public var queuedReplies: Int {
         owner.check()

@@ -439,14 +439,17 @@ public final class WebSocketServer: @unchecked Sendable {
 
     /// Reads what the delegate decides on; the query's values stay here.
     func requestHead(_ wsi: OpaquePointer, path: String) -> RequestHead {
-        RequestHead(
+        let query = query(wsi)
+        var head = RequestHead(
             path: path,
-            queryNames: queryNames(wsi),
+            queryNames: query.names,
             origin: header(wsi, WSI_TOKEN_ORIGIN),
             host: header(wsi, WSI_TOKEN_HOST),
             bearerToken: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION).flatMap(RequestHead.bearerToken(fromAuthorization:)),
             peerAddress: peerAddress(wsi),
             isTLS: options.tls != nil)
+        head.queryValues = query.values
+        return head
     }
 
     func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
@@ -460,20 +463,27 @@ public final class WebSocketServer: @unchecked Sendable {
 
     /// The url-decoded names of the query's parameters (lws keeps each
     /// `name=value` as one fragment of WSI_TOKEN_HTTP_URI_ARGS).
-    func queryNames(_ wsi: OpaquePointer) -> [String] {
+    /// Also their values, but never of a name that holds `token` (a secret
+    /// put in a URL goes no further than this file, RequestHead).
+    func query(_ wsi: OpaquePointer) -> (names: [String], values: [String: String]) {
         let total = Int(lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS))
-        guard total > 0 else { return [] }
+        guard total > 0 else { return ([], [:]) }
         var buffer = [CChar](repeating: 0, count: total + 1)
         var names: [String] = []
+        var values: [String: String] = [:]
         var index: Int32 = 0
         while true {
             let count = lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, index)
             guard count >= 0 else { break }
-            let name = buffer[..<Int(count)].prefix { $0 != 0x3D }  // up to "="
-            names.append(String(decoding: name.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            let fragment = buffer[..<Int(count)].map { UInt8(bitPattern: $0) }
+            let name = String(decoding: fragment.prefix { $0 != 0x3D }, as: UTF8.self)  // up to "="
+            names.append(name)
+            if !name.lowercased().contains("token"), let equals = fragment.firstIndex(of: 0x3D) {
+                values[name] = String(decoding: fragment[(equals + 1)...], as: UTF8.self)
+            }
             index += 1
         }
-        return names
+        return (names, values)
     }
 
     func peerAddress(_ wsi: OpaquePointer) -> String {

@@ -257,6 +257,15 @@ final class SharedLog: BoardLog, @unchecked Sendable {
         if !queued { deliver([failed(StoreFailure(message: "too many reads wait for \(shard.address)"))]) }
     }
 
+    /// The console's view of Redis (O2): up when every server answers, the
+    /// slowest server's append round trip p99, the entries not yet read.
+    var adminRedisJSON: String? {
+        let all = shards.map(\.currentStats)
+        let p99 = all.compactMap(\.roundTripP99).max()
+        return "{\"up\":\(all.allSatisfy(\.up)),\"roundtrip_p99_seconds\":" + (p99.map { String($0) } ?? "null")
+            + ",\"behind\":\(all.reduce(0) { $0 + $1.behind })}"
+    }
+
     /// /metrics lines (R11): never a password (servers are shown without it).
     /// `counters`: the core's cluster counters.
     func metricsText(counters: HubCounters) -> String {

@@ -25,6 +25,13 @@ struct SharedLogStats: Sendable {
         for (index, bound) in Self.bounds.enumerated() where seconds <= bound { buckets[index] += 1 }
     }
 
+    /// The bound under which 99 % of the round trips fell (cumulative buckets), or nil without any.
+    var roundTripP99: Double? {
+        guard roundTrips > 0 else { return nil }
+        let wanted = Double(roundTrips) * 0.99
+        return zip(Self.bounds, buckets).first { Double($0.1) >= wanted }?.0 ?? Self.bounds.last
+    }
+
     mutating func count(_ failure: RedisFailure) {
         errors[failure.label, default: 0] += 1
     }

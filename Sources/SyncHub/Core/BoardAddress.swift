@@ -13,6 +13,8 @@ struct BoardAddress: Hashable, Sendable, CustomStringConvertible {
     var description: String { key }
     /// The board's name in a shared log (cluster mode): `KIND/NAME` for every kind.
     var logName: String { kind + "/" + name }
+    /// The first part of the board's URL path (`boards` for the letter board).
+    var pathSegment: String { HostedKinds.kind(named: kind)?.pathSegment ?? kind }
 
     init(kind: String, name: String) {
         self.kind = kind

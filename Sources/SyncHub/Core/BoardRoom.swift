@@ -50,6 +50,8 @@ class BoardRoom {
     /// Replica clients whose `sync` waits for a compaction to become
     /// durable, with the frontier each said it holds.
     var awaitingSync: [(connection: UInt64, frontier: Stamp)] = []
+    /// Its last changes and their rate, for the console (O3-O4).
+    var activity = BoardActivity()
 
     init(address: BoardAddress, version: UInt64, limits: HubLimits, hasKeys: Bool) {
         self.address = address
@@ -79,6 +81,9 @@ class BoardRoom {
     func writeBack(over expected: SharedLogHead) -> SharedRestore {
         preconditionFailure("BoardRoom is abstract: KindRoom writes back")
     }
+
+    /// A change of this board's kind as JSON (the console's `intent`, O4).
+    func changeJSON(_ change: any Sendable) -> String? { nil }
 
     /// Parses one text frame of a connection on this board.
     func parse(_ bytes: UnsafeRawBufferPointer) -> ParsedFrame {

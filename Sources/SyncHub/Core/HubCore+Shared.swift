@@ -16,6 +16,10 @@ extension HubCore {
         return ""
     }
 
+    /// This hub's id for the console (docs/ADMIN.md): its `--hub-id` in a
+    /// cluster, `hub` on its own.
+    var hubID: String { isShared ? sharedHubID : "hub" }
+
     /// How this hub's entries start (`KindRoom.entryJSON`); hub ids are plain ASCII, nothing to escape.
     var sharedEntryPrefix: [UInt8] { Array("{\"h\":\"\(sharedHubID)\",\"n\":".utf8) }
 

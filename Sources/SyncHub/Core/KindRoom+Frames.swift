@@ -160,6 +160,7 @@ extension KindRoom {
             core.counters.operationsRefused += 1
             answer = .rejected(code: error.code, message: error.message, members: Kind.refusalMembers(error))
         }
+        noteChange(operations.first?.change, by: members[connection], answer: answer, core: core)
         core.record(makeRecord(operations, replies: [(connection, answer.frame(ref: ref))], author: connection,
                                keyed: key.map { ($0, answer) }), in: self)
     }
@@ -325,7 +326,24 @@ extension KindRoom {
         // Every operation of this replica up to `have` is in this record or an earlier one.
         let reply = mergeAnswer(report, own: own, ref: ref, core: &core)
         core.counters.operationsRestamped += UInt64(report.restamped.count)
+        if !report.integratedOperations.isEmpty {
+            let member = members[connection]
+            activity.note(BoardActivity.Change(at: core.now, sub: member?.grant?.sub, name: member?.actingName ?? "", hub: core.hubID,
+                                               operations: report.integratedOperations.count, answer: "ack", version: version))
+        }
         core.record(makeRecord(report.integratedOperations, replies: [(connection, reply)], author: connection,
                                restamped: !report.restamped.isEmpty), in: self)
+    }
+
+    /// A thin change as its hub answered it, for the console (O4).
+    func noteChange(_ change: Kind.Change?, by member: Member?, hub: String? = nil, name: String? = nil, answer: KeyedAnswer,
+                    core: HubCore) {
+        let said: String
+        switch answer {
+        case .ack: said = "ack"
+        case let .rejected(code, _, _): said = code
+        }
+        activity.note(BoardActivity.Change(at: core.now, sub: member?.grant?.sub, name: name ?? member?.actingName ?? "",
+                                           hub: hub ?? core.hubID, change: change, answer: said, version: version))
     }
 }

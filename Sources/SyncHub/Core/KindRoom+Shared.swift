@@ -284,6 +284,14 @@ extension KindRoom {
                 // `basedOn`: acknowledged with that version, under which it holds.
                 answer = .ack(version: entry.basedOn ?? version, members: Kind.ackMembers(for: nil))
             }
+            // For the console (O4): every hub notes every entry alike.
+            let proposer = mine.flatMap { shared.proposals[$0]?.connection }.flatMap { members[$0] }
+            if let change = entry.change, let answer {
+                noteChange(change, by: proposer, hub: entry.hub, name: entry.author ?? "", answer: answer, core: core)
+            } else if let operations = entry.operations, !operations.isEmpty {
+                activity.note(BoardActivity.Change(at: core.now, sub: proposer?.grant?.sub, name: proposer?.actingName ?? "", hub: entry.hub,
+                                                   operations: operations.count, answer: "ack", version: version))
+            }
             var replies: [HubAction] = []
             if let key = entry.key, let answer {
                 for waiter in keys.answer(key, with: answer) {

@@ -91,6 +91,10 @@ class KindRoom<Kind: HostedKind>: BoardRoom {
 
     final override func writeBack(over expected: SharedLogHead) -> SharedRestore { writeBackRequest(over: expected) }
 
+    final override func changeJSON(_ change: any Sendable) -> String? {
+        (change as? Kind.Change).map { Kind.changeJSON($0) }
+    }
+
     final override func open(core: inout HubCore) {
         if core.isShared { proposeOpening(core: &core) } else { performOpening(core: &core) }
     }

@@ -12,19 +12,28 @@ extension HubServer {
     func deliver(_ published: PublishedState) {
         // Encoded once, and only when some connection takes it.
         var whole = published.stateTo.isEmpty ? nil : OutgoingFrame(published.frameBytes)
+        var sent = 0
         if let whole {
-            for connection in stateConnections(published) { server.sendLatest(whole, to: connection) }
+            let connections = stateConnections(published)
+            for connection in connections { server.sendLatest(whole, to: connection) }
+            sent += whole.count * connections.count
         }
+        defer { traffic.note(sent, board: published.board, nowNanos: WebSocketServer.nowNanos()) }
         let patch = published.patch.map { OutgoingFrame(text: $0) }
         for id in published.patchTo {
             guard let connection = server.connections[id] else { continue }
             switch published.delivery(to: id, holding: connection.heldState, stateWaiting: connection.stateWaiting) {
             case .nothing: continue
-            case .patch: if let patch { server.sendLatest(patch, to: connection) }
+            case .patch:
+                if let patch {
+                    server.sendLatest(patch, to: connection)
+                    sent += patch.count
+                }
             case .whole:
                 let frame = whole ?? OutgoingFrame(published.frameBytes)
                 whole = frame
                 server.sendLatest(frame, to: connection)
+                sent += frame.count
             }
             connection.heldState = published.generation
         }

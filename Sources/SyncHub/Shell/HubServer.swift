@@ -20,7 +20,15 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     let log: BoardLog?
     private let echoEnabled: Bool
     private let metrics = HubMetrics()
-    private let web = WebAssets()
+    let web = WebAssets()
+    /// The console's books (docs/ADMIN.md): this process's CPU and memory,
+    /// each board's bytes sent, each connection's age and kind, the audit.
+    var process = ProcessSample()
+    var traffic = BoardTraffic()
+    var connectionFacts: [UInt64: (since: Date, fromBrowser: Bool)] = [:]
+    var audit = AuditTrail()
+    /// The address the hub listens on, as given (`--host`, `--port`).
+    let listenAddress: String
     let logger: Logger
     /// Origins, connect rates and the books of connections without a token yet.
     private var gate: UpgradeGate
@@ -47,6 +55,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         core = HubCore(hubReplica: .random(), limits: limits, verifier: verifier, sequencing: sequencing,
                        durable: log != nil, loadTimeoutNanos: loadTimeoutNanos)
         self.metricsToken = metricsToken
+        listenAddress = "\(options.host):\(options.port)"
         self.log = log
         echoEnabled = echo
         self.logger = logger
@@ -93,7 +102,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             // A8: a header token is checked before the upgrade; without one
             // the connection waits for an `auth` frame (HubCore+Access).
             guard let verifier = core.verifier, let token = request.bearerToken else {
-                return .success(Admission(route: .board(address.key)))
+                return .success(Admission(route: .board(address.key), origin: request.origin))
             }
             do {
                 let grant = try verifier.verify(token, now: Date())
@@ -102,7 +111,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
                     logger.info("upgrade refused 403", metadata: ["board": "\(address)", "sub": "\(grant.sub)", "peer": "\(request.peerAddress)"])
                     return .failure(HTTPRefusal(status: 403, message: "your token gives no role on this board"))
                 }
-                return .success(Admission(route: .board(address.key), grant: grant))
+                return .success(Admission(route: .board(address.key), grant: grant, origin: request.origin))
             } catch {
                 core.counters.authRefused += 1
                 // Who and why, never the token (docs/SECURITY.md).
@@ -115,6 +124,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     func opened(_ connection: ServerConnection) {
         guard case let .board(key) = connection.route else { return }
         gate.opened(connection.id, now: WebSocketServer.nowNanos())
+        connectionFacts[connection.id] = (Date(), connection.admission.origin != nil)
         handle(.upgraded(connection: connection.id, board: BoardAddress(key: key), grant: connection.admission.grant as? Grant))
     }
 
@@ -135,6 +145,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     func closed(_ connection: ServerConnection) {
         guard case .board = connection.route else { return }
         gate.closed(connection.id)
+        connectionFacts[connection.id] = nil
         handle(.left(connection: connection.id))
     }
 
@@ -145,6 +156,10 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     func admitBody(of request: RequestHead) -> HTTPResponse? {
         server.owner.check()
         if let refusal = gate.refuseQueryToken(request) { return .text(refusal.status, refusal.message) }
+        if Self.isAdmin(request.path) {
+            // The console's actions: small JSON bodies (O12).
+            return (request.contentLength ?? 0) <= 65_536 ? nil : .text(413, "the console's requests are at most 64 KiB")
+        }
         for kind in HostedKinds.withHTTP {
             switch kind.admitBody(of: request, on: self) {
             case .notOurs: continue
@@ -160,6 +175,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         if let refusal = gate.refuseQueryToken(request) {
             return HTTPResponse(status: refusal.status, contentType: "text/plain", body: Array((refusal.message + "\n").utf8))
         }
+        if Self.isAdmin(request.path) { return adminResponse(to: request, body: body, exchange: exchange) }
         for kind in HostedKinds.withHTTP {
             if case let .answer(answer) = kind.respond(to: request, body: body, exchange: exchange, on: self) { return answer }
         }
@@ -208,6 +224,8 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             }
         }
         gate.sweep(now: nowNanos)
+        process.update(nowNanos: nowNanos)
+        if nowNanos / 1_000_000_000 % 10 == 0 { traffic.keep { self.core.boards[$0] != nil } }
         handle(.tick)
     }
 

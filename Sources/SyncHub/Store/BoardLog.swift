@@ -27,6 +27,12 @@ protocol BoardLog: AnyObject, Sendable {
     /// Writes what is queued, then stops the threads. Returns the failure
     /// that ended the store, if one did (nothing after it was acknowledged).
     func stop() -> StoreError?
+    /// The console's `redis` of this hub (O2), or nil for a store that is not Redis.
+    var adminRedisJSON: String? { get }
+}
+
+extension BoardLog {
+    var adminRedisJSON: String? { nil }
 }
 
 /// One thread that runs a store's jobs in order, each on `Resource` (a

@@ -1,0 +1,116 @@
+import Foundation
+import SyncWire
+
+/// What the operator's console reads of the boards this hub holds
+/// (docs/ADMIN.md, O3-O4), as JSON. Pure: the shell adds what only it
+/// knows (the clock's wall time, each connection's address, age, client and
+/// bytes waiting) through `ConnectionFacts`.
+extension HubCore {
+    /// What the shell knows of a connection (O4).
+    struct ConnectionFacts {
+        var address: String
+        var since: Date
+        var fromBrowser: Bool
+        var queuedBytes: Int
+    }
+
+    /// One row of `GET /admin/api/boards` per board held here, filtered by
+    /// kind and by a piece of its name or a name present.
+    mutating func adminBoardRows(kind: String?, query: String?, bytesPerSecond: (String) -> Double) -> [String] {
+        var rows: [String] = []
+        let needle = query?.lowercased()
+        for room in boards.values {
+            if let kind, room.address.pathSegment != kind { continue }
+            let names = room.localNames
+            if let needle, !needle.isEmpty, !room.address.name.lowercased().contains(needle),
+               !names.contains(where: { $0.lowercased().contains(needle) }) { continue }
+            var row = "{\"kind\":"
+            HubMessage.appendJSONString(room.address.pathSegment, to: &row)
+            row += ",\"name\":"
+            HubMessage.appendJSONString(room.address.name, to: &row)
+            row += ",\"connections\":\(room.members.count + room.shared.remoteClients),\"per_hub\":{"
+            HubMessage.appendJSONString(hubID, to: &row)
+            row += ":\(room.members.count)},\"names\":" + Self.jsonArray((names + room.shared.remoteNames).sorted())
+            row += ",\"version\":\(room.durableVersion),\"frozen\":false"
+            row += ",\"changes_per_minute\":\(room.activity.perMinute(at: now))"
+            row += ",\"bytes_per_second\":\(Int(bytesPerSecond(room.name).rounded()))}"
+            rows.append(row)
+        }
+        return rows
+    }
+
+    /// `GET /admin/api/boards/KIND/NAME` for a board held here, or nil.
+    /// `wall`: the wall clock now (the changes' times are kept monotonic).
+    func adminBoard(_ address: BoardAddress, wall: Date, facts: (UInt64) -> ConnectionFacts?) -> String? {
+        guard let room = boards[address.key] else { return nil }
+        var out = "{\"kind\":"
+        HubMessage.appendJSONString(address.pathSegment, to: &out)
+        out += ",\"name\":"
+        HubMessage.appendJSONString(address.name, to: &out)
+        out += ",\"version\":\(room.durableVersion),\"frozen\":false,\"state\":" + room.stateShape().json
+        out += ",\"changes\":["
+        for (index, change) in room.activity.newestFirst.enumerated() {
+            if index > 0 { out += "," }
+            out += "{\"time\":"
+            HubMessage.appendJSONString(Self.rfc3339(wall.addingTimeInterval(-Double(now &- change.at) / 1e9)), to: &out)
+            out += ",\"sub\":" + (change.sub.map(Self.jsonString) ?? "null") + ",\"name\":" + Self.jsonString(change.name)
+            out += ",\"hub\":" + Self.jsonString(change.hub) + ",\"intent\":"
+            if let change = change.change, let json = room.changeJSON(change) {
+                out += json
+            } else {
+                out += "{\"ops\":\(change.operations)}"
+            }
+            out += ",\"answer\":" + Self.jsonString(change.answer) + ",\"version\":\(change.version)}"
+        }
+        out += "],\"connections\":["
+        for (index, (id, member)) in room.members.sorted(by: { $0.key < $1.key }).enumerated() {
+            if index > 0 { out += "," }
+            let known = facts(id)
+            let client = member.replica != nil ? "replica" : (known?.fromBrowser == true ? "page" : "thin")
+            out += "{\"id\":" + Self.jsonString("\(hubID)/\(id)") + ",\"name\":" + Self.jsonString(member.actingName)
+            out += ",\"sub\":" + (member.grant.map { Self.jsonString($0.sub) } ?? "null")
+            out += ",\"role\":" + Self.jsonString(member.role?.rawValue ?? (member.grant == nil ? "admin" : "none"))
+            out += ",\"hub\":" + Self.jsonString(hubID) + ",\"address\":" + Self.jsonString(Self.plainAddress(known?.address ?? ""))
+            out += ",\"since\":" + (known.map { Self.jsonString(Self.rfc3339($0.since)) } ?? "null")
+            out += ",\"client\":" + Self.jsonString(client) + ",\"queued_bytes\":\(known?.queuedBytes ?? 0)}"
+        }
+        return out + "]}"
+    }
+
+    /// The connections of this hub that a disconnect names (O5): one by id,
+    /// every one of a `sub`, or every one of a name on a board.
+    func adminConnections(id: UInt64?, sub: String?, name: String?, board: BoardAddress?) -> [UInt64] {
+        if let id { return boardOf[id] == nil ? [] : [id] }
+        var found: [UInt64] = []
+        for room in boards.values {
+            if let board, room.name != board.key { continue }
+            for (connection, member) in room.members {
+                if let sub, member.grant?.sub == sub { found.append(connection) }
+                if let name, member.actingName == name { found.append(connection) }
+            }
+        }
+        return found.sorted()
+    }
+
+    /// An IPv4 peer as IPv4 (`::ffff:10.0.0.9` is `10.0.0.9`).
+    static func plainAddress(_ address: String) -> String {
+        address.hasPrefix("::ffff:") && address.contains(".") ? String(address.dropFirst("::ffff:".count)) : address
+    }
+
+    static func jsonString(_ text: String) -> String {
+        var out = ""
+        HubMessage.appendJSONString(text, to: &out)
+        return out
+    }
+
+    static func jsonArray(_ texts: [String]) -> String {
+        "[" + texts.map(jsonString).joined(separator: ",") + "]"
+    }
+
+    /// `2026-11-28T22:50:01.123Z`.
+    static func rfc3339(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import WebSocketLoop
+
+/// The operator's console (docs/ADMIN.md): the page `/admin` and the JSON
+/// API below `/admin/api/`, answered on the service thread from the core's
+/// views (`AdminViews`) and what the shell knows of its connections.
+extension HubServer {
+    /// Whether `path` is the console's.
+    static func isAdmin(_ path: String) -> Bool { path == "/admin" || path.hasPrefix("/admin/") }
+
+    /// The console's answer to `request` (one of its paths), or nil when it
+    /// comes later (`server.answer`).
+    func adminResponse(to request: RequestHead, body: [UInt8], exchange: UInt64) -> HTTPResponse? {
+        let path = request.path
+        let verifier = core.verifier
+        let access = AdminAccess.decide(bearer: request.bearerToken, queryNames: request.queryNames, peer: request.peerAddress,
+                                        verifier: verifier, now: Date())
+        if path == "/admin" || !path.hasPrefix("/admin/api/") {
+            // The page carries no data; the token stays in its fragment. An
+            // open hub shows even the page only on loopback (O1).
+            if case let .refused(status, _, message) = access, verifier == nil || status == 400 {
+                return .text(status, message)
+            }
+            guard let file = web.file(for: path == "/admin" ? "/admin.html" : String(path.dropFirst("/admin".count))) else {
+                return .text(404, "not found: the console is at /admin")
+            }
+            return HTTPResponse(status: 200, contentType: file.type, body: file.body, cacheable: false)
+        }
+        guard case let .allowed(admin) = access else {
+            if case let .refused(status, code, message) = access { return adminError(status, code, message) }
+            return adminError(403, "forbidden", "not allowed")
+        }
+        let route = path.dropFirst("/admin/api/".count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        switch (request.method, route) {
+        case ("GET", ["hubs"]):
+            return adminJSON("{\"hubs\":[" + hubRow() + "]}")
+        case ("GET", ["boards"]):
+            let kind = request.queryValues["kind"].flatMap { $0.isEmpty ? nil : $0 }
+            let rows = core.adminBoardRows(kind: kind, query: request.queryValues["q"],
+                                           bytesPerSecond: { [traffic] in traffic.perSecond($0, nowNanos: WebSocketServer.nowNanos()) })
+            return adminJSON("{\"stored\":\(core.boards.count),\"boards\":[" + rows.joined(separator: ",") + "]}")
+        case ("GET", let parts) where parts.count == 3 && parts[0] == "boards":
+            return adminBoard(kind: parts[1], name: parts[2], exchange: exchange)
+        case ("GET", ["audit"]):
+            return adminJSON("{\"entries\":[" + audit.newestFirst.map(\.json).joined(separator: ",") + "]}")
+        case ("POST", ["disconnect"]):
+            return adminDisconnect(body, by: admin, from: request.peerAddress)
+        default:
+            return adminError(404, "not_found", "no such call: \(request.method) \(path) (docs/ADMIN.md lists them)")
+        }
+    }
+
+    /// One hub's row of `GET /admin/api/hubs` (O2, O11).
+    func hubRow() -> String {
+        let now = WebSocketServer.nowNanos()
+        process.update(nowNanos: now)
+        var row = "{\"id\":" + HubCore.jsonString(core.hubID) + ",\"address\":" + HubCore.jsonString(listenAddress)
+        row += ",\"version\":" + HubCore.jsonString(SyncHubRelease.version)
+        row += ",\"uptime_seconds\":\(Int(Date().timeIntervalSince(process.started)))"
+        row += ",\"connections\":\(server.connections.count),\"boards\":\(core.boards.count)"
+        row += ",\"cpu_percent\":" + String(format: "%.1f", process.cpuPercent) + ",\"rss_bytes\":\(ProcessSample.residentBytes())"
+        row += ",\"redis\":" + (log?.adminRedisJSON ?? "null") + "}"
+        return row
+    }
+
+    private func adminBoard(kind: String, name: String, exchange: UInt64) -> HTTPResponse? {
+        guard case let .success(address) = BoardAddress.parse(path: "/\(kind)/\(name)") else {
+            return adminError(404, "not_found", "no board \(kind)/\(name)")
+        }
+        if let held = adminBoardJSON(address) { return adminJSON(held) }
+        // Not held here: read it (as a shop's HTTP read does), then answered.
+        withBoard(address, exchange: exchange) { [self] ready in
+            let answer = ready ? adminBoardJSON(address).map { adminJSON($0) } : nil
+            server.answer(exchange, with: answer ?? adminError(503, "unavailable", "the board could not be read; try again"))
+        }
+        return nil
+    }
+
+    private func adminBoardJSON(_ address: BoardAddress) -> String? {
+        core.adminBoard(address, wall: Date()) { [self] id in
+            guard let connection = server.connections[id] else { return nil }
+            let facts = connectionFacts[id]
+            return HubCore.ConnectionFacts(address: connection.peerAddress, since: facts?.since ?? Date(),
+                                           fromBrowser: facts?.fromBrowser ?? false, queuedBytes: connection.queuedBytes)
+        }
+    }
+
+    /// O5 on this hub: closes the named connections with 4409.
+    private func adminDisconnect(_ body: [UInt8], by admin: String, from address: String) -> HTTPResponse {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else {
+            return adminError(400, "bad_request", "send a JSON object: {\"connection\":\"HUB/N\"}, {\"sub\":S} or {\"name\":N,\"board\":\"KIND/NAME\"}")
+        }
+        var id: UInt64?
+        var target = ""
+        if let connection = object["connection"] as? String {
+            let parts = connection.split(separator: "/")
+            guard parts.count == 2, String(parts[0]) == core.hubID, let number = UInt64(parts[1]) else {
+                return adminError(400, "bad_request", "\"connection\" must be HUB/N with this hub's id (\(core.hubID))")
+            }
+            id = number
+            target = connection
+        }
+        let sub = object["sub"] as? String
+        let name = object["name"] as? String
+        var board: BoardAddress?
+        if let text = object["board"] as? String {
+            guard case let .success(address) = BoardAddress.parse(path: "/" + text) else {
+                return adminError(400, "bad_request", "\"board\" must be KIND/NAME")
+            }
+            board = address
+        }
+        guard (id != nil ? 1 : 0) + (sub != nil ? 1 : 0) + (name != nil ? 1 : 0) == 1, name == nil || board != nil else {
+            return adminError(400, "bad_request", "give one of \"connection\", \"sub\", or \"name\" with \"board\"")
+        }
+        if let sub { target = "sub \(sub)" }
+        if let name, let board { target = "name \(name) on \(board.pathSegment)/\(board.name)" }
+        let closing = core.adminConnections(id: id, sub: sub, name: name, board: board)
+        for connection in closing {
+            if let open = server.connections[connection] {
+                server.close(open, code: 4409, reason: "disconnected by an operator; wait 30 s before reconnecting")
+            }
+        }
+        audit.note(AuditEntry(time: Date(), sub: admin, address: HubCore.plainAddress(address), action: "disconnect", target: target,
+                              result: "closed \(closing.count)"))
+        return adminJSON("{\"ok\":true,\"closed\":\(closing.count)}")
+    }
+
+    func adminJSON(_ text: String) -> HTTPResponse {
+        HTTPResponse(status: 200, contentType: "application/json", body: Array(text.utf8))
+    }
+
+    func adminError(_ status: UInt32, _ code: String, _ message: String) -> HTTPResponse {
+        HTTPResponse(status: status, contentType: "application/json",
+                     body: Array(("{\"error\":" + HubCore.jsonString(code) + ",\"message\":" + HubCore.jsonString(message) + "}").utf8))
+    }
+}
+
+/// What the console's audit keeps of one action (O9).
+struct AuditEntry {
+    var time: Date
+    var sub: String
+    var address: String
+    var action: String
+    var target: String
+    var result: String
+
+    var json: String {
+        "{\"time\":" + HubCore.jsonString(HubCore.rfc3339(time)) + ",\"sub\":" + HubCore.jsonString(sub)
+            + ",\"address\":" + HubCore.jsonString(address) + ",\"action\":" + HubCore.jsonString(action)
+            + ",\"target\":" + HubCore.jsonString(target) + ",\"result\":" + HubCore.jsonString(result) + "}"
+    }
+}
+
+/// The last 10,000 audited actions of this hub, newest last.
+struct AuditTrail {
+    static let kept = 10_000
+    private var entries: [AuditEntry] = []
+
+    mutating func note(_ entry: AuditEntry) {
+        entries.append(entry)
+        if entries.count > Self.kept + Self.kept / 10 { entries.removeFirst(entries.count - Self.kept) }
+    }
+
+    var newestFirst: [AuditEntry] { entries.suffix(Self.kept).reversed() }
+}
+
+/// What the console says of this build (O2).
+enum SyncHubRelease {
+    static let version = "0.32.0-dev"
+}

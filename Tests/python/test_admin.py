@@ -1,0 +1,201 @@
+"""The operator's console API (docs/ADMIN.md, O1-O5, O9, O11-O12) over real
+sockets against the real synchub: who may call it, what it reads back of
+hubs, boards, one board and the audit, and a disconnect that closes a real
+client with 4409. Every wait polls a condition with a deadline.
+"""
+import json, socket, urllib.error, urllib.request
+
+import pytest
+from websockets.exceptions import ConnectionClosed
+
+from auth_tokens import AuthHub, claims, mint, secret_file
+from hubprocess import Hub
+from kind_client import KindClient
+from cluster_support import wait_until
+
+
+class Letters(KindClient):
+    kind = "boards"
+
+
+class Todo(KindClient):
+    kind = "todo"
+
+
+def call(hub, path, token=None, method="GET", body=None, host="127.0.0.1"):
+    """(status, JSON or text) of one console request."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(f"http://{host}:{hub.port}{path}", data=data, method=method)
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            status, text = answer.status, answer.read().decode()
+    except urllib.error.HTTPError as refused:
+        status, text = refused.code, refused.read().decode()
+    try:
+        return status, json.loads(text)
+    except ValueError:
+        return status, text
+
+
+@pytest.fixture
+def open_hub():
+    hub = AuthHub("--allow-anonymous", host="0.0.0.0")
+    yield hub
+    hub.stop()
+
+
+@pytest.fixture
+def keyed(tmp_path):
+    secret = secret_file(tmp_path, "hub")
+    hub = AuthHub("--auth-secret-file", secret)
+    yield hub, secret
+    hub.stop()
+
+
+def token(secret, boards, sub="ops"):
+    return mint(secret, claims(sub=sub, boards=boards), kid="hub")
+
+
+def own_address():
+    """An address of this machine other than loopback, or None."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("10.255.255.255", 1))
+            address = probe.getsockname()[0]
+        except OSError:
+            return None
+    return None if address.startswith("127.") else address
+
+
+# ------------------------------------------------------------------ O1 ----
+
+def test_o1_a_keyed_hub_asks_an_admin_token_on_star(keyed):
+    hub, secret = keyed
+    assert call(hub, "/admin/api/hubs")[0] == 401
+    assert call(hub, "/admin/api/hubs", token="not.a.token")[0] == 401
+    status, answer = call(hub, "/admin/api/hubs", token=token(secret, {"boards/*": "admin"}))
+    assert status == 403 and answer["error"] == "forbidden", answer
+    assert call(hub, "/admin/api/hubs", token=token(secret, {"*": "write"}))[0] == 403
+    status, answer = call(hub, "/admin/api/hubs", token=token(secret, {"*": "admin"}))
+    assert status == 200 and answer["hubs"][0]["id"] == "hub", answer
+    assert call(hub, "/admin/api/hubs?token=x", token=token(secret, {"*": "admin"}))[0] == 400
+
+
+def test_o1_an_open_hub_answers_its_console_only_on_loopback(open_hub):
+    assert call(open_hub, "/admin/api/hubs")[0] == 200
+    assert call(open_hub, "/admin")[0] in (200, 404)    # the page itself, once it is built
+    address = own_address()
+    if address is None:
+        pytest.skip("this machine has no address but loopback to call from")
+    status, answer = call(open_hub, "/admin/api/hubs", host=address)
+    assert status == 403 and "loopback" in answer["message"], answer
+    assert call(open_hub, "/admin", host=address)[0] == 403
+
+
+def test_o1_no_answer_carries_a_secret(keyed):
+    hub, secret = keyed
+    admin = token(secret, {"*": "admin"})
+
+    class Authed(Letters):
+        connect_options = {"additional_headers": {"Authorization": f"Bearer {token(secret, {'boards/*': 'write'}, sub='ana')}"}}
+
+    client = Authed(hub, "secrets")
+    client.ok({"type": "select", "letter": "A"})
+    for path in ("/admin/api/hubs", "/admin/api/boards", "/admin/api/boards/boards/secrets", "/admin/api/audit"):
+        status, answer = call(hub, path, token=admin)
+        text = json.dumps(answer)
+        assert status == 200 and secret.read_bytes() not in text.encode() and admin not in text, (path, text[:300])
+
+
+# ------------------------------------------------------------ O2-O4 ----
+
+def test_o2_the_hub_row_has_every_field(open_hub):
+    status, answer = call(open_hub, "/admin/api/hubs")
+    row, = answer["hubs"]
+    for field in ("id", "address", "version", "uptime_seconds", "connections", "boards", "cpu_percent", "rss_bytes", "redis"):
+        assert field in row, row
+    assert row["redis"] is None and row["rss_bytes"] > 0 and row["address"].endswith(f":{open_hub.port}")
+
+
+def test_o3_boards_with_connections_filters_and_counts(open_hub):
+    ana = Letters(open_hub, "kitchen", name="ana")
+    bo = Todo(open_hub, "groceries", name="bo")
+    ana.ok({"type": "select", "letter": "A"})
+    bo.ok({"type": "add", "after": None, "title": "Milk", "memo": ""})
+    status, answer = call(open_hub, "/admin/api/boards")
+    rows = {(row["kind"], row["name"]): row for row in answer["boards"]}
+    assert set(rows) == {("boards", "kitchen"), ("todo", "groceries")}, rows
+    kitchen = rows[("boards", "kitchen")]
+    assert kitchen["connections"] == 1 and kitchen["per_hub"] == {"hub": 1} and kitchen["names"] == ["ana"]
+    assert kitchen["version"] == 1 and kitchen["frozen"] is False and kitchen["changes_per_minute"] == 1
+    wait_until(lambda: call(open_hub, "/admin/api/boards?kind=boards")[1]["boards"][0]["bytes_per_second"] > 0, 5,
+               message="bytes sent to the board's connection show")
+    assert [row["name"] for row in call(open_hub, "/admin/api/boards?kind=todo")[1]["boards"]] == ["groceries"]
+    assert [row["name"] for row in call(open_hub, "/admin/api/boards?q=bo")[1]["boards"]] == ["groceries"]
+    assert call(open_hub, "/admin/api/boards?q=nothing-like-it")[1]["boards"] == []
+
+
+def test_o4_one_board_shows_its_state_changes_and_connections(open_hub):
+    ana = Todo(open_hub, "week", name="ana")
+    ana.ok({"type": "add", "after": None, "id": "milk", "title": "Milk", "memo": ""})
+    refused = ana.ask({"type": "add", "after": "nowhere", "title": "Eggs", "memo": ""})
+    assert refused["type"] == "rejected", refused
+    status, board = call(open_hub, "/admin/api/boards/todo/week")
+    assert status == 200 and board["kind"] == "todo" and board["name"] == "week" and board["version"] == 1
+    assert board["state"]["items"][0]["id"] == "milk"
+    newest, first = board["changes"]
+    assert newest["answer"] == refused["code"] and first["answer"] == "ack" and first["version"] == 1
+    assert first["name"] == "ana" and first["hub"] == "hub" and first["intent"], first
+    assert first["time"].endswith("Z")
+    connection, = board["connections"]
+    assert connection["id"].startswith("hub/") and connection["name"] == "ana" and connection["client"] == "thin"
+    assert connection["address"] == "127.0.0.1" and connection["queued_bytes"] >= 0 and connection["since"].endswith("Z")
+
+
+def test_o4_a_board_no_one_is_on_is_read_from_the_store(tmp_path):
+    hub = Hub(data=str(tmp_path / "data"))
+    try:
+        client = Letters(hub, "quiet")
+        client.ok({"type": "select", "letter": "Q"})
+        client.close()
+        status, board = call(hub, "/admin/api/boards/boards/quiet")
+        assert status == 200 and board["state"]["order"] == ["Q"] and board["connections"] == [], board
+        assert call(hub, "/admin/api/boards/nope/x")[0] == 404
+    finally:
+        hub.stop()
+
+
+# --------------------------------------------------------------- O5, O9 ----
+
+def test_o5_disconnect_closes_a_connection_with_4409_and_is_audited(open_hub):
+    ana = Letters(open_hub, "door", name="ana")
+    bo = Letters(open_hub, "door", name="bo")
+    bo.ok({"type": "select", "letter": "B"})
+    ids = {c["name"]: c["id"] for c in call(open_hub, "/admin/api/boards/boards/door")[1]["connections"]}
+    status, answer = call(open_hub, "/admin/api/disconnect", method="POST", body={"connection": ids["ana"]})
+    assert status == 200 and answer == {"ok": True, "closed": 1}, answer
+    with pytest.raises(ConnectionClosed) as closed:
+        ana.until(lambda m: False, timeout=5)
+    assert closed.value.rcvd.code == 4409
+    status, answer = call(open_hub, "/admin/api/disconnect", method="POST", body={"name": "bo", "board": "boards/door"})
+    assert answer == {"ok": True, "closed": 1}
+    entries = call(open_hub, "/admin/api/audit")[1]["entries"]
+    assert [(e["action"], e["result"]) for e in entries] == [("disconnect", "closed 1"), ("disconnect", "closed 1")]
+    assert entries[0]["target"] == "name bo on boards/door" and entries[1]["target"] == ids["ana"]
+    assert entries[0]["address"] == "127.0.0.1" and entries[0]["time"].endswith("Z")
+
+
+@pytest.mark.parametrize("body", [{}, {"connection": "other/1"}, {"connection": "hub/x"}, {"sub": "a", "name": "b"},
+                                  {"name": "bo"}, {"name": "bo", "board": "nope"}], ids=str)
+def test_o12_a_bad_disconnect_is_400_and_closes_nothing(open_hub, body):
+    status, answer = call(open_hub, "/admin/api/disconnect", method="POST", body=body)
+    assert status == 400 and answer["error"] == "bad_request" and answer["message"], answer
+
+
+def test_o12_an_unknown_call_is_404_json(open_hub):
+    status, answer = call(open_hub, "/admin/api/nothing")
+    assert status == 404 and answer["error"] == "not_found"
