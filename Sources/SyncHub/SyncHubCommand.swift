@@ -44,6 +44,8 @@ struct SyncHubCommand: ParsableCommand {
     @Option(help: "Idempotency keys a board keeps in memory; older ones are looked up in the store (kept 7 days).") var rememberedKeysPerBoard = 4096
     @Option(help: "How the service thread waits for sockets: libev (epoll; cost per turn follows the busy sockets) or poll (lws's own loop; polls every socket each turn).") var eventLoop: String = "libev"
     @Option(help: "File descriptors provisioned for the service thread (lws fd_limit_per_thread).") var fdLimit: UInt32 = 200_000
+    @Option(help: "Seconds a drain (the console's, or --drain-on-stop) waits for clients to leave before the hub exits anyway.") var drainSeconds: UInt64 = 60
+    @Flag(help: "SIGTERM drains the hub (no new connections, clients closed with 1012 at most 200 a second so they move to other hubs) and exits 0 when it is empty; a second SIGTERM stops at once.") var drainOnStop = false
     @OptionGroup(title: "Cluster mode (several hubs sharing boards through Redis; docs/CLUSTER.md)") var cluster: ClusterOptions
     @OptionGroup(title: "Authentication") var auth: AuthOptions
     @OptionGroup(title: "TLS, origins and abuse limits") var transport: TransportOptions
@@ -131,7 +133,13 @@ struct SyncHubCommand: ParsableCommand {
             throw ValidationError("\(error)")
         }
         hub.startStore()
-        stopRequest.set { hub.server.stop() }
+        hub.drainSeconds = drainSeconds
+        let drainOnStop = self.drainOnStop
+        stopRequest.set {
+            // O8: the first SIGTERM drains (with --drain-on-stop); another stops at once.
+            guard drainOnStop else { return hub.server.stop() }
+            hub.server.post { if !hub.startDrain(by: "SIGTERM") { hub.server.stop() } }
+        }
         do throws(HTTPRefusal) {
             try hub.server.run { boundPort in
                 if hub.server.eventLoopFallback {

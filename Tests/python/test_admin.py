@@ -3,7 +3,7 @@ sockets against the real synchub: who may call it, what it reads back of
 hubs, boards, one board and the audit, and a disconnect that closes a real
 client with 4409. Every wait polls a condition with a deadline.
 """
-import json, socket, urllib.error, urllib.request
+import json, signal, socket, urllib.error, urllib.request
 
 import pytest
 from websockets.exceptions import ConnectionClosed
@@ -198,4 +198,77 @@ def test_o12_a_bad_disconnect_is_400_and_closes_nothing(open_hub, body):
 
 def test_o12_an_unknown_call_is_404_json(open_hub):
     status, answer = call(open_hub, "/admin/api/nothing")
+    assert status == 404 and answer["error"] == "not_found"
+
+
+# ------------------------------------------------------------------ O8 ----
+
+def closed_with(client, code, timeout=10):
+    with pytest.raises(ConnectionClosed) as closed:
+        client.until(lambda m: False, timeout=timeout)
+    return closed.value.rcvd.code == code
+
+
+def test_o8_a_drained_hub_refuses_new_connections_closes_its_clients_with_1012_and_exits_0(tmp_path):
+    hub = Hub(data=str(tmp_path / "data"), extra=["--drain-seconds", "30"])
+    try:
+        clients = [Letters(hub, "drain", name=f"c{i}") for i in range(5)]
+        clients[0].ok({"type": "select", "letter": "D"})
+        status, answer = call(hub, "/admin/api/hubs/hub/drain", method="POST", body={})
+        assert status == 200 and answer == {"ok": True}
+        assert all(closed_with(c, 1012) for c in clients)
+        assert hub.proc.wait(20) == 0, hub.output()[-2000:]
+    finally:
+        hub.stop()
+    again = Hub(data=str(tmp_path / "data"))
+    try:
+        assert Letters(again, "drain").state["order"] == ["D"], "nothing acknowledged was lost"
+    finally:
+        again.stop()
+
+
+def raw_upgrade(hub, path):
+    """A WebSocket connection made by hand that, once upgraded, never reads
+    or answers again: it keeps a drain from finishing while the test looks."""
+    sock = socket.create_connection(("127.0.0.1", hub.port), timeout=5)
+    sock.sendall((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                  "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += sock.recv(4096)
+    assert head.startswith(b"HTTP/1.1 101"), head
+    return sock
+
+
+def test_o8_while_draining_healthz_says_so_and_new_connections_get_503(tmp_path):
+    hub = Hub(data=str(tmp_path / "data"), extra=["--drain-seconds", "30"])
+    silent = raw_upgrade(hub, "/boards/slow")
+    try:
+        wait_until(lambda: call(hub, "/admin/api/boards")[1]["boards"], 5, message="the silent connection is seated")
+        assert call(hub, "/admin/api/hubs/hub/drain", method="POST", body={})[0] == 200
+        assert call(hub, "/healthz") == (503, "draining\n")
+        with pytest.raises(Exception) as refused:
+            Letters(hub, "slow")
+        assert "503" in str(refused.value), refused.value
+        silent.close()
+        assert hub.proc.wait(20) == 0
+    finally:
+        silent.close()
+        hub.stop()
+
+
+def test_o8_drain_on_stop_turns_sigterm_into_a_drain_that_exits_0(tmp_path):
+    hub = Hub(data=str(tmp_path / "data"), extra=["--drain-on-stop"])
+    try:
+        client = Letters(hub, "rolling")
+        client.ok({"type": "select", "letter": "R"})
+        hub.proc.send_signal(signal.SIGTERM)
+        assert closed_with(client, 1012)
+        assert hub.proc.wait(20) == 0
+    finally:
+        hub.stop()
+
+
+def test_o8_draining_another_hub_than_this_one_is_404_without_redis(open_hub):
+    status, answer = call(open_hub, "/admin/api/hubs/elsewhere/drain", method="POST", body={})
     assert status == 404 and answer["error"] == "not_found"

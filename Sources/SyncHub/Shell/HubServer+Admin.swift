@@ -45,6 +45,12 @@ extension HubServer {
             return adminJSON("{\"entries\":[" + audit.newestFirst.map(\.json).joined(separator: ",") + "]}")
         case ("POST", ["disconnect"]):
             return adminDisconnect(body, by: admin, from: request.peerAddress)
+        case ("POST", let parts) where parts.count == 3 && parts[0] == "hubs" && parts[2] == "drain":
+            guard parts[1] == core.hubID else { return adminError(404, "not_found", "no live hub \(parts[1]) is known here") }
+            let started = startDrain(by: admin)
+            audit.note(AuditEntry(time: Date(), sub: admin, address: HubCore.plainAddress(request.peerAddress), action: "drain",
+                                  target: parts[1], result: started ? "draining" : "already draining"))
+            return adminJSON("{\"ok\":true}")
         default:
             return adminError(404, "not_found", "no such call: \(request.method) \(path) (docs/ADMIN.md lists them)")
         }
@@ -123,6 +129,37 @@ extension HubServer {
         audit.note(AuditEntry(time: Date(), sub: admin, address: HubCore.plainAddress(address), action: "disconnect", target: target,
                               result: "closed \(closing.count)"))
         return adminJSON("{\"ok\":true,\"closed\":\(closing.count)}")
+    }
+
+    /// O8: stops taking connections and starts closing the open ones (see
+    /// `drainStep`); false when a drain is under way already.
+    @discardableResult
+    func startDrain(by who: String) -> Bool {
+        guard drain == nil else { return false }
+        let now = WebSocketServer.nowNanos()
+        drain = (now &+ drainSeconds * 1_000_000_000, now / 1_000_000_000, 0)
+        logger.notice("draining: no new connections; clients are closed with 1012, at most 200 a second",
+                      metadata: ["by": "\(who)", "connections": "\(server.connections.count)", "seconds": "\(drainSeconds)"])
+        drainStep(nowNanos: now)
+        return true
+    }
+
+    /// Closes up to 200 connections a second with 1012 (they reconnect to
+    /// another hub, R7); exits once none is left or the time is up.
+    func drainStep(nowNanos: UInt64) {
+        guard var state = drain else { return }
+        let second = nowNanos / 1_000_000_000
+        if second != state.second { state = (state.deadline, second, 0) }
+        let open = server.connections.values.filter { $0.closing == nil }
+        for connection in open.prefix(max(0, 200 - state.closed)) {
+            server.close(connection, code: 1012, reason: "this hub is draining; reconnect to another")
+            state.closed += 1
+        }
+        drain = state
+        if server.connections.isEmpty || nowNanos >= state.deadline {
+            logger.notice("drained; stopping", metadata: ["left": "\(server.connections.count)"])
+            server.stop()
+        }
     }
 
     func adminJSON(_ text: String) -> HTTPResponse {

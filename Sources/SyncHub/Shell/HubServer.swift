@@ -29,6 +29,10 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     var audit = AuditTrail()
     /// The address the hub listens on, as given (`--host`, `--port`).
     let listenAddress: String
+    /// O8: a drain under way (monotonic nanoseconds it ends by), and how
+    /// many connections it closed in the current second.
+    var drain: (deadline: UInt64, second: UInt64, closed: Int)?
+    var drainSeconds: UInt64 = 60
     let logger: Logger
     /// Origins, connect rates and the books of connections without a token yet.
     private var gate: UpgradeGate
@@ -83,6 +87,9 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         if let refusal = gate.admit(request, now: WebSocketServer.nowNanos()) {
             logger.debug("upgrade refused", metadata: ["request": "\(request)", "status": "\(refusal.status)"])
             return .failure(refusal)
+        }
+        if drain != nil {
+            return .failure(HTTPRefusal(status: 503, message: "this hub is draining: connect to another hub"))
         }
         let path = request.path
         if path == "/echo" {
@@ -188,6 +195,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         let bare = request.path
         switch bare {
         case "/healthz":
+            if drain != nil { return HTTPResponse(status: 503, contentType: "text/plain", body: Array("draining\n".utf8)) }
             if let problem = log?.problem {
                 return HTTPResponse(status: 503, contentType: "text/plain", body: Array((problem + "\n").utf8))
             }
@@ -225,6 +233,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         }
         gate.sweep(now: nowNanos)
         process.update(nowNanos: nowNanos)
+        drainStep(nowNanos: nowNanos)
         if nowNanos / 1_000_000_000 % 10 == 0 { traffic.keep { self.core.boards[$0] != nil } }
         handle(.tick)
     }
