@@ -11,7 +11,7 @@ from websockets.exceptions import ConnectionClosed
 from auth_tokens import AuthHub, claims, mint, secret_file
 from hubprocess import Hub
 from kind_client import KindClient
-from cluster_support import wait_until
+from cluster_support import make_cluster_hub, redis_server, make_redis, wait_until  # noqa: F401
 
 
 class Letters(KindClient):
@@ -272,3 +272,71 @@ def test_o8_drain_on_stop_turns_sigterm_into_a_drain_that_exits_0(tmp_path):
 def test_o8_draining_another_hub_than_this_one_is_404_without_redis(open_hub):
     status, answer = call(open_hub, "/admin/api/hubs/elsewhere/drain", method="POST", body={})
     assert status == 404 and answer["error"] == "not_found"
+
+
+# ------------------------------------------------------------------ O7 ----
+
+def test_o7_a_frozen_board_refuses_every_intent_says_so_and_stays_frozen_across_a_restart(tmp_path):
+    hub = Hub(data=str(tmp_path / "data"))
+    try:
+        ana = Todo(hub, "pantry", name="ana")
+        ana.ok({"type": "add", "after": None, "id": "rice", "title": "Rice", "memo": ""})
+        status, answer = call(hub, "/admin/api/boards/todo/pantry/freeze", method="POST", body={})
+        assert status == 200 and answer["ok"] is True and answer["version"] == 2, answer
+        assert ana.state_at(2).get("frozen") is True
+        refused = ana.ask({"type": "add", "after": "rice", "title": "Salt", "memo": ""})
+        assert refused["type"] == "rejected" and refused["code"] == "frozen" and refused["message"], refused
+        assert call(hub, "/admin/api/boards?kind=todo")[1]["boards"][0]["frozen"] is True
+        # Freezing a frozen board changes nothing.
+        assert call(hub, "/admin/api/boards/todo/pantry/freeze", method="POST", body={})[1]["version"] == 2
+    finally:
+        hub.stop()
+    hub = Hub(data=str(tmp_path / "data"))
+    try:
+        bo = Todo(hub, "pantry", name="bo")
+        assert bo.state.get("frozen") is True and bo.state["version"] == 2, bo.state
+        assert bo.ask({"type": "add", "after": None, "title": "Oil", "memo": ""})["code"] == "frozen"
+        status, answer = call(hub, "/admin/api/boards/todo/pantry/thaw", method="POST", body={})
+        assert status == 200 and answer["version"] == 3, answer
+        assert "frozen" not in bo.state_at(3)
+        assert bo.ok({"type": "add", "after": None, "id": "oil", "title": "Oil", "memo": ""})["version"] == 4
+        actions = [(e["action"], e["target"], e["result"]) for e in call(hub, "/admin/api/audit")[1]["entries"]]
+        assert actions == [("thaw", "todo/pantry", "version 3")], actions
+    finally:
+        hub.stop()
+
+
+def test_o7_an_admin_still_changes_a_frozen_board(keyed):
+    hub, secret = keyed
+    admin = token(secret, {"*": "admin"})
+
+    def client(boards, sub):
+        class Authed(Letters):
+            connect_options = {"additional_headers": {"Authorization": f"Bearer {token(secret, boards, sub=sub)}"}}
+        return Authed(hub, "ice")
+
+    writer, staff = client({"boards/*": "write"}, "ana"), client({"boards/*": "admin"}, "boss")
+    assert call(hub, "/admin/api/boards/boards/ice/freeze", method="POST", body={}, token=admin)[0] == 200
+    assert writer.ask({"type": "select", "letter": "W"})["code"] == "frozen"
+    assert staff.ok({"type": "select", "letter": "S"})["order"] == ["S"]
+
+
+def test_o7_freezing_a_board_of_an_unknown_kind_is_404(open_hub):
+    assert call(open_hub, "/admin/api/boards/nope/x/freeze", method="POST", body={})[0] == 404
+
+
+def test_o7_in_a_cluster_a_freeze_through_one_hub_holds_on_every_hub_and_survives_them(redis_server, make_cluster_hub):
+    hubs = [make_cluster_hub(redis_server, redis_timeout=4) for _ in range(2)]
+    on_a, on_b = Todo(hubs[0], "shared-pantry"), Todo(hubs[1], "shared-pantry")
+    on_a.ok({"type": "add", "after": None, "id": "rice", "title": "Rice", "memo": ""})
+    status, answer = call(hubs[0], "/admin/api/boards/todo/shared-pantry/freeze", method="POST", body={})
+    assert status == 200 and answer["version"] == 2, answer
+    assert on_b.state_at(2).get("frozen") is True
+    assert on_b.ask({"type": "add", "after": None, "title": "Salt", "memo": ""})["code"] == "frozen"
+    # A hub that starts later reads it frozen from the log.
+    late = Todo(make_cluster_hub(redis_server, redis_timeout=4), "shared-pantry")
+    assert late.state.get("frozen") is True
+    status, answer = call(hubs[1], "/admin/api/boards/todo/shared-pantry/thaw", method="POST", body={})
+    assert status == 200 and answer["version"] == 3, answer
+    assert "frozen" not in on_a.state_at(3)
+    assert on_a.ok({"type": "add", "after": None, "id": "oil", "title": "Oil", "memo": ""})["version"] == 4

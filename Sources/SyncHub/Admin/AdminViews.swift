@@ -31,7 +31,7 @@ extension HubCore {
             row += ",\"connections\":\(room.members.count + room.shared.remoteClients),\"per_hub\":{"
             HubMessage.appendJSONString(hubID, to: &row)
             row += ":\(room.members.count)},\"names\":" + Self.jsonArray((names + room.shared.remoteNames).sorted())
-            row += ",\"version\":\(room.durableVersion),\"frozen\":false"
+            row += ",\"version\":\(room.durableVersion),\"frozen\":\(room.durableFrozen)"
             row += ",\"changes_per_minute\":\(room.activity.perMinute(at: now))"
             row += ",\"bytes_per_second\":\(Int(bytesPerSecond(room.name).rounded()))}"
             rows.append(row)
@@ -47,7 +47,7 @@ extension HubCore {
         HubMessage.appendJSONString(address.pathSegment, to: &out)
         out += ",\"name\":"
         HubMessage.appendJSONString(address.name, to: &out)
-        out += ",\"version\":\(room.durableVersion),\"frozen\":false,\"state\":" + room.stateShape().json
+        out += ",\"version\":\(room.durableVersion),\"frozen\":\(room.durableFrozen),\"state\":" + room.stateShape().json
         out += ",\"changes\":["
         for (index, change) in room.activity.newestFirst.enumerated() {
             if index > 0 { out += "," }
@@ -112,5 +112,28 @@ extension HubCore {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: date)
+    }
+
+    /// O7: freezes or thaws a held board for the console's request
+    /// `exchange`, answered with the version that says so once durable (on
+    /// its own store) or in the log (a cluster).
+    mutating func setFrozen(_ freeze: Bool, on address: BoardAddress, exchange: UInt64, actions: inout [HubAction]) {
+        let answerTo = Self.httpAnswerID(exchange)
+        guard let room = boards[address.key] else {
+            actions.append(.send(connection: answerTo, frame: HubMessage.error(
+                ProtocolError("unavailable", "the board was let go meanwhile; try again"), ref: nil)))
+            return
+        }
+        if room.frozen == freeze, room.durableFrozen == freeze {
+            actions.append(.send(connection: answerTo, frame: HubMessage.ack(ref: nil, version: room.durableVersion)))
+            return
+        }
+        if isShared {
+            room.proposeFreeze(freeze, answerTo: answerTo, core: &self)
+            return
+        }
+        room.frozen = freeze
+        room.version += 1
+        record(room.freezeRecord(freeze, reply: (answerTo, HubMessage.ack(ref: nil, version: room.version))), in: room)
     }
 }

@@ -52,6 +52,10 @@ class BoardRoom {
     var awaitingSync: [(connection: UInt64, frontier: Stamp)] = []
     /// Its last changes and their rate, for the console (O3-O4).
     var activity = BoardActivity()
+    /// O7: frozen by an operator: intents of anyone but an admin are refused
+    /// `frozen` (from the moment it is asked); states say so once durable.
+    var frozen = false
+    var durableFrozen = false
 
     init(address: BoardAddress, version: UInt64, limits: HubLimits, hasKeys: Bool) {
         self.address = address
@@ -84,6 +88,16 @@ class BoardRoom {
 
     /// A change of this board's kind as JSON (the console's `intent`, O4).
     func changeJSON(_ change: any Sendable) -> String? { nil }
+
+    /// O7 in a cluster: an entry that freezes or thaws the board.
+    func proposeFreeze(_ freeze: Bool, answerTo: UInt64, core: inout HubCore) {
+        preconditionFailure("BoardRoom is abstract: KindRoom proposes")
+    }
+
+    /// O7: a record of no operation that freezes or thaws the board at `version`.
+    func freezeRecord(_ frozen: Bool, reply: (connection: UInt64, frame: String)) -> DurableRecord {
+        preconditionFailure("BoardRoom is abstract: KindRoom records")
+    }
 
     /// Parses one text frame of a connection on this board.
     func parse(_ bytes: UnsafeRawBufferPointer) -> ParsedFrame {
@@ -217,9 +231,11 @@ class BoardRoom {
     /// The common members of the `state` frame: type, board, kind,
     /// version, clients (on every hub, cluster mode) and names.
     func stateHead(room: Int = 0) -> [ShapeMember] {
-        HubMessage.stateHead(board: address.name, kind: address.kind, version: durableVersion,
-                             clients: members.count + shared.remoteClients,
-                             names: shared.remoteNames.isEmpty ? names : (names + shared.remoteNames).sorted(), room: room)
+        var head = HubMessage.stateHead(board: address.name, kind: address.kind, version: durableVersion,
+                                        clients: members.count + shared.remoteClients,
+                                        names: shared.remoteNames.isEmpty ? names : (names + shared.remoteNames).sorted(), room: room + 1)
+        if durableFrozen { head.append(ShapeMember("frozen", .bool(true))) }
+        return head
     }
 
     /// The names given on this hub alone (what presence tells the other hubs).

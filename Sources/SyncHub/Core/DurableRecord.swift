@@ -27,6 +27,8 @@ struct DurableRecord: Sendable {
     /// A keyed intent's key and first answer, stored in the same transaction
     /// as its change so that both are durable or neither is.
     var keyed: (key: String, answer: KeyedAnswer)?
+    /// O7: the board was frozen (true) or thawed (false) by this record.
+    var frozen: Bool?
 }
 
 /// An operation as the store keeps it.
@@ -67,6 +69,8 @@ struct StoredBoard: Sendable {
     var hubReplica: ReplicaID?
     /// Whether the store holds idempotency keys for this board.
     var hasKeys: Bool = false
+    /// O7: frozen by an operator.
+    var frozen = false
     /// Cluster mode: the board as its shared log holds it (the fields above are unused).
     var shared: SharedBoard?
 }
@@ -74,6 +78,6 @@ struct StoredBoard: Sendable {
 extension StoredBoard {
     /// A board as a shared log holds it.
     init(shared: SharedBoard) {
-        self.init(version: 0, checkpoint: nil, operations: [], hubReplica: nil, hasKeys: false, shared: shared)
+        self.init(version: 0, checkpoint: nil, operations: [], hubReplica: nil, hasKeys: false, frozen: false, shared: shared)
     }
 }

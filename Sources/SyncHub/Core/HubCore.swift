@@ -121,6 +121,8 @@ struct HubCore {
             holdForHTTP(board, exchange: exchange, actions: &actions)
         case let .httpIntent(exchange, board, frame):
             performForHTTP(frame, board: board, exchange: exchange, actions: &actions)
+        case let .adminFreeze(exchange, board, frozen):
+            setFrozen(frozen, on: board, exchange: exchange, actions: &actions)
         }
         return actions
     }
@@ -425,6 +427,7 @@ struct HubCore {
             // the outcome it sees then is final (docs/SEMANTICS.md §7c).
             var afterReplies: [HubAction] = []
             room.committed(record, core: &self, actions: &actions, afterReplies: &afterReplies)
+            if let frozen = record.frozen { room.durableFrozen = frozen }
             for reply in record.replies {
                 actions.append(.send(connection: reply.connection, frame: reply.frame))
             }

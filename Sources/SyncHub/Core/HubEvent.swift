@@ -51,6 +51,9 @@ enum HubEvent {
     /// name, P4), its answer sent to `HubCore.httpAnswerID(exchange)`. The
     /// shell checked who may make it (A13).
     indirect case httpIntent(exchange: UInt64, board: BoardAddress, ParsedFrame)
+    /// O7: the console freezes (or thaws) a held board; answered to
+    /// `HubCore.httpAnswerID(exchange)` once durable (or in the log).
+    case adminFreeze(exchange: UInt64, board: BoardAddress, frozen: Bool)
 }
 
 /// What the shell must do, in order.

@@ -44,6 +44,14 @@ extension KindRoom {
             return
         }
         switch message {
+        case let .intent(_, ref, _) where refusesFrozen(connection):
+            core.counters.operationsRefused += 1
+            actions.append(.send(connection: connection, frame: HubMessage.rejected(ref: ref, code: "frozen", message: Self.frozenMessage)))
+        case let .operations(operations, ref) where refusesFrozen(connection):
+            core.counters.operationsRefused += 1
+            let own = operations.first?.id.replica
+            actions.append(.send(connection: connection, frame: HubMessage.error(ProtocolError("frozen", Self.frozenMessage), ref: ref,
+                                                                                 have: own.map { durableSeq(of: $0) })))
         case let .intent(intent, ref, key):
             if core.isShared {
                 proposeIntent(intent, ref: ref, key: key, by: connection, core: &core, actions: &actions)
@@ -345,5 +353,14 @@ extension KindRoom {
         }
         activity.note(BoardActivity.Change(at: core.now, sub: member?.grant?.sub, name: name ?? member?.actingName ?? "",
                                            hub: hub ?? core.hubID, change: change, answer: said, version: version))
+    }
+
+    static var frozenMessage: String { "an operator froze this board: nothing can be changed until it is thawed" }
+
+    /// O7: on a frozen board only an admin changes anything (a request the
+    /// shell made for an admin, such as a shop's image, passes too).
+    func refusesFrozen(_ connection: UInt64) -> Bool {
+        guard frozen, HubCore.exchange(ofAnswerID: connection) == nil else { return false }
+        return members[connection]?.role != .admin
     }
 }

@@ -145,6 +145,7 @@ extension KindRoom {
                 case "x": guard let refusal = fields.strings(range) else { return nil }; entry.refusal = refusal
                 case "z": guard let noop = fields.bool(range) else { return nil }; entry.noop = noop
                 case "b": guard let basedOn = fields.unsigned(range) else { return nil }; entry.basedOn = basedOn
+                case "f": guard let frozen = fields.bool(range) else { return nil }; entry.frozen = frozen
                 default: return nil
                 }
             }
@@ -190,6 +191,7 @@ extension KindRoom {
         }
         if entry.noop == true { out += ",\"z\":true" }
         if let basedOn = entry.basedOn { out += ",\"b\":\(basedOn)" }
+        if let frozen = entry.frozen { out += ",\"f\":\(frozen)" }
         return out + "}"
     }
 
@@ -277,6 +279,12 @@ extension KindRoom {
                                                                           version: version), to: to))
                     }
                 }
+            } else if let freeze = entry.frozen {
+                // O7: every hub freezes (or thaws) the board at this place in the log.
+                if frozen != freeze || durableFrozen != freeze { version += 1 }
+                frozen = freeze
+                durableFrozen = freeze
+                answer = .ack(version: version)
             } else if let refusal = entry.refusal, (2...3).contains(refusal.count) {
                 answer = .rejected(code: refusal[0], message: refusal[1], members: refusal.count == 3 ? refusal[2] : "")
             } else if entry.noop == true {
@@ -355,25 +363,25 @@ extension KindRoom {
     /// takes one hub's at a time and drops the entries before it.
     private func offerFold(core: inout HubCore) {
         shared.foldOffered = shared.applied
-        let (offset, version, image) = (shared.applied, version, replica.image)
+        let (offset, version, image, frozen) = (shared.applied, version, replica.image, durableFrozen)
         let answers = shared.answersSinceFold.map { (key: "k:" + $0.key, answer: KeyedAnswerText.encode($0.answer)) }
         core.fold(SharedFold(board: name, logName: logName, offset: offset, encode: {
-            try Self.snapshotJSON(offset: offset, version: version, image: image)
+            try Self.snapshotJSON(offset: offset, version: version, image: image, frozen: frozen)
         }, answers: answers, epoch: shared.epoch, link: shared.link))
     }
 
     /// R15: the board as this hub holds it, to write back into a log that
     /// went back to `expected` (a part of what this hub applied).
     func writeBackRequest(over expected: SharedLogHead) -> SharedRestore {
-        let (offset, version, image) = (shared.applied, version, replica.image)
+        let (offset, version, image, frozen) = (shared.applied, version, replica.image, durableFrozen)
         return SharedRestore(board: name, logName: logName, seen: shared.seen, expected: expected, encode: {
-            try Self.snapshotJSON(offset: offset, version: version, image: image)
+            try Self.snapshotJSON(offset: offset, version: version, image: image, frozen: frozen)
         }, answers: shared.answersSinceFold.map { (key: "k:" + $0.key, answer: KeyedAnswerText.encode($0.answer), offset: $0.offset) })
     }
 
     /// A `SharedSnapshot` written off the service thread: the operations
     /// (most of it) with the kind's own JSON, the rest with `JSONEncoder`.
-    static func snapshotJSON(offset: UInt64, version: UInt64, image: ReplicaImage<Kind>) throws -> String {
+    static func snapshotJSON(offset: UInt64, version: UInt64, image: ReplicaImage<Kind>, frozen: Bool = false) throws -> String {
         let encoder = JSONEncoder()
         func json(_ value: some Encodable) throws -> String { String(decoding: try encoder.encode(value), as: UTF8.self) }
         var out = "{\"offset\":\(offset),\"version\":\(version),\"replica\":{\"id\":\(image.id.rawValue),\"clock\":\(image.clock)"
@@ -381,8 +389,8 @@ extension KindRoom {
         out += ",\"log\":[" + image.log.map { Kind.operationJSON($0) }.joined(separator: ",") + "]"
         out += ",\"versions\":" + (try json(image.versions))
         out += ",\"pending\":[" + image.pending.map { Kind.operationJSON($0) }.joined(separator: ",") + "]"
-        out += ",\"lastLamport\":" + (try json(image.lastLamport)) + ",\"retired\":" + (try json(image.retired)) + "}}"
-        return out
+        out += ",\"lastLamport\":" + (try json(image.lastLamport)) + ",\"retired\":" + (try json(image.retired)) + "}"
+        return out + (frozen ? ",\"frozen\":true}" : "}")
     }
 
     /// The board read again after this hub fell behind a fold: the replica,
@@ -392,13 +400,15 @@ extension KindRoom {
     /// then finds the answer the fold wrote down).
     func reloadSharedBoard(_ log: SharedBoard, core: inout HubCore, actions: inout [HubAction]) -> Bool {
         guard log.snapshotOffset >= shared.applied || log.snapshot == nil,
-              let (fresh, freshVersion) = try? Self.sharedReplica(log, logName: logName, limits: core.limits) else { return false }
+              let (fresh, freshVersion, freshFrozen) = try? Self.sharedReplica(log, logName: logName, limits: core.limits) else { return false }
         // A snapshot below the version shown is of another history (R15):
         // never shown under a version a client saw; the board is read again.
         if log.snapshot != nil, freshVersion < version { return false }
         if log.snapshot != nil {
             replica = fresh
             version = freshVersion
+            frozen = freshFrozen
+            durableFrozen = freshFrozen
             shared.restart(at: log.snapshotOffset, link: log.snapshotLink)
             shared.foldOffered = log.snapshotOffset
             shared.frontier = fresh.checkpoint.frontier
@@ -432,17 +442,27 @@ extension KindRoom {
         return out + "," + frame.dropFirst()
     }
 
+    /// O7 in a cluster: freezing is an entry of the board's log, applied
+    /// by every hub at its place; the console's request is answered then.
+    func proposeFreezeEntry(_ freeze: Bool, answerTo: UInt64, core: inout HubCore) {
+        var entry = Entry(hub: core.sharedHubID, number: 0, author: "")
+        entry.frozen = freeze
+        frozen = freeze   // refused from now on here; every hub once applied
+        core.propose({ Self.entryJSON(entry, number: $0) }, in: self, waiting: PendingProposal(connection: answerTo, ref: nil, deadline: 0))
+    }
+
     /// Loads a shared board: its snapshot (if the log was ever folded);
     /// the entries after it are applied by the caller.
-    static func sharedReplica(_ board: SharedBoard, logName: String, limits: HubLimits) throws -> (Replica<Kind>, version: UInt64) {
+    static func sharedReplica(_ board: SharedBoard, logName: String, limits: HubLimits)
+        throws -> (Replica<Kind>, version: UInt64, frozen: Bool) {
         let replicaLimits = ReplicaLimits(keptOperations: limits.keptOperations, maxPending: 0, sealsOrder: true)
         guard let text = board.snapshot else {
-            return (Replica<Kind>(id: sharedBoardReplica(logName: logName), limits: replicaLimits), 0)
+            return (Replica<Kind>(id: sharedBoardReplica(logName: logName), limits: replicaLimits), 0, false)
         }
         let snapshot = try JSONDecoder().decode(SharedSnapshot<Kind>.self, from: Data(text.utf8))
         guard snapshot.offset == board.snapshotOffset, let replica = Replica<Kind>(image: snapshot.replica, limits: replicaLimits) else {
             throw StoreError(description: "the snapshot of \(logName) in the shared log is inconsistent (offset \(snapshot.offset), log says \(board.snapshotOffset))")
         }
-        return (replica, snapshot.version)
+        return (replica, snapshot.version, snapshot.frozen ?? false)
     }
 }

@@ -38,13 +38,15 @@ class KindRoom<Kind: HostedKind>: BoardRoom {
 
     required init(address: BoardAddress, hubReplica: ReplicaID, stored: StoredBoard?, limits: HubLimits) throws {
         if let shared = stored?.shared {
-            let (replica, version) = try Self.sharedReplica(shared, logName: address.logName, limits: limits)
+            let (replica, version, frozen) = try Self.sharedReplica(shared, logName: address.logName, limits: limits)
             self.replica = replica
             durableState = replica.state
             durableCheckpoint = replica.checkpoint
             storedFrontier = replica.checkpoint.frontier
             super.init(address: address, version: version, limits: limits, hasKeys: false)
             self.shared.restart(at: shared.snapshotOffset, link: shared.snapshotLink)
+            self.frozen = frozen
+            durableFrozen = frozen
             self.shared.foldOffered = shared.snapshotOffset
             self.shared.epoch = shared.epoch
             self.shared.frontier = replica.checkpoint.frontier
@@ -73,6 +75,8 @@ class KindRoom<Kind: HostedKind>: BoardRoom {
         durableCheckpoint = replica.checkpoint
         storedFrontier = checkpoint.frontier
         super.init(address: address, version: stored?.version ?? 0, limits: limits, hasKeys: stored?.hasKeys ?? false)
+        frozen = stored?.frozen ?? false
+        durableFrozen = frozen
     }
 
     override func parse(_ bytes: UnsafeRawBufferPointer) -> ParsedFrame { parseFrame(bytes) }
@@ -90,6 +94,16 @@ class KindRoom<Kind: HostedKind>: BoardRoom {
     }
 
     final override func writeBack(over expected: SharedLogHead) -> SharedRestore { writeBackRequest(over: expected) }
+
+    final override func proposeFreeze(_ freeze: Bool, answerTo: UInt64, core: inout HubCore) {
+        proposeFreezeEntry(freeze, answerTo: answerTo, core: &core)
+    }
+
+    final override func freezeRecord(_ frozen: Bool, reply: (connection: UInt64, frame: String)) -> DurableRecord {
+        var record = makeRecord([], replies: [reply], author: nil)
+        record.frozen = frozen
+        return record
+    }
 
     final override func changeJSON(_ change: any Sendable) -> String? {
         (change as? Kind.Change).map { Kind.changeJSON($0) }

@@ -162,10 +162,12 @@ struct SharedEntry<Change: Codable & Sendable & Equatable>: Codable {
     var noop: Bool?
     /// A keyed no-op: the version of the proposing hub's state it was judged on (its ack's version).
     var basedOn: UInt64?
+    /// O7: the board frozen (true) or thawed (false) by an operator.
+    var frozen: Bool?
 
     enum CodingKeys: String, CodingKey {
         case hub = "h", number = "n", author = "a", key = "k", change = "c", operations = "ops", replica = "r"
-        case refusal = "x", noop = "z", basedOn = "b"
+        case refusal = "x", noop = "z", basedOn = "b", frozen = "f"
     }
 }
 
@@ -175,6 +177,8 @@ struct SharedSnapshot<Kind: BoardKind>: Codable {
     var offset: UInt64
     var version: UInt64
     var replica: ReplicaImage<Kind>
+    /// O7 (absent: not frozen).
+    var frozen: Bool?
 }
 
 /// The board's own replica id in cluster mode: the same on every hub (each

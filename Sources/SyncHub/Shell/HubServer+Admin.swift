@@ -45,6 +45,9 @@ extension HubServer {
             return adminJSON("{\"entries\":[" + audit.newestFirst.map(\.json).joined(separator: ",") + "]}")
         case ("POST", ["disconnect"]):
             return adminDisconnect(body, by: admin, from: request.peerAddress)
+        case ("POST", let parts) where parts.count == 4 && parts[0] == "boards" && (parts[3] == "freeze" || parts[3] == "thaw"):
+            return adminFreeze(kind: parts[1], name: parts[2], freeze: parts[3] == "freeze", by: admin,
+                               from: HubCore.plainAddress(request.peerAddress), exchange: exchange)
         case ("POST", let parts) where parts.count == 3 && parts[0] == "hubs" && parts[2] == "drain":
             guard parts[1] == core.hubID else { return adminError(404, "not_found", "no live hub \(parts[1]) is known here") }
             let started = startDrain(by: admin)
@@ -129,6 +132,33 @@ extension HubServer {
         audit.note(AuditEntry(time: Date(), sub: admin, address: HubCore.plainAddress(address), action: "disconnect", target: target,
                               result: "closed \(closing.count)"))
         return adminJSON("{\"ok\":true,\"closed\":\(closing.count)}")
+    }
+
+    /// O7: freezes or thaws a board (held first, read from the store when
+    /// no one is on it), answered once the change is durable or in the log.
+    private func adminFreeze(kind: String, name: String, freeze: Bool, by admin: String, from address: String,
+                             exchange: UInt64) -> HTTPResponse? {
+        guard case let .success(board) = BoardAddress.parse(path: "/\(kind)/\(name)") else {
+            return adminError(404, "not_found", "no board \(kind)/\(name)")
+        }
+        let action = freeze ? "freeze" : "thaw"
+        withBoard(board, exchange: exchange) { [self] ready in
+            guard ready else {
+                audit.note(AuditEntry(time: Date(), sub: admin, address: address, action: action, target: "\(kind)/\(name)",
+                                      result: "unavailable"))
+                return server.answer(exchange, with: adminError(503, "unavailable", "the board could not be read; try again"))
+            }
+            adminWaiting[exchange] = { [self] frame in
+                let answer = (try? JSONSerialization.jsonObject(with: Data(frame.utf8))) as? [String: Any]
+                let version = (answer?["type"] as? String) == "ack" ? answer?["version"] as? Int : nil
+                audit.note(AuditEntry(time: Date(), sub: admin, address: address, action: action, target: "\(kind)/\(name)",
+                                      result: version.map { "version \($0)" } ?? "unavailable"))
+                server.answer(exchange, with: version.map { adminJSON("{\"ok\":true,\"version\":\($0)}") }
+                    ?? adminError(503, "unavailable", (answer?["message"] as? String) ?? "not known to have taken effect; try again"))
+            }
+            handle(.adminFreeze(exchange: exchange, board: board, frozen: freeze))
+        }
+        return nil
     }
 
     /// O8: stops taking connections and starts closing the open ones (see

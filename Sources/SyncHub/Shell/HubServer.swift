@@ -27,6 +27,8 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     var traffic = BoardTraffic()
     var connectionFacts: [UInt64: (since: Date, fromBrowser: Bool)] = [:]
     var audit = AuditTrail()
+    /// Console requests waiting for the core's answer (a freeze), by exchange.
+    var adminWaiting: [UInt64: (String) -> Void] = [:]
     /// The address the hub listens on, as given (`--host`, `--port`).
     let listenAddress: String
     /// O8: a drain under way (monotonic nanoseconds it ends by), and how
@@ -297,6 +299,10 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
                 if let connection = server.connections[id] {
                     server.send(OutgoingFrame(text: frame), to: connection)
                 } else if let exchange = HubCore.exchange(ofAnswerID: id) {
+                    if let waiting = adminWaiting.removeValue(forKey: exchange) {
+                        waiting(frame)
+                        continue
+                    }
                     // An HTTP request a kind made a change for (`KindHTTP`).
                     _ = HostedKinds.withHTTP.contains { $0.answered(exchange, frame: frame, on: self) }
                 }

@@ -16,6 +16,7 @@ final class BoardStore {
     private let updateVersion: SQLiteDatabase.Statement
     private let deleteFolded: SQLiteDatabase.Statement
     private let selectBoard: SQLiteDatabase.Statement
+    private let setFrozen: SQLiteDatabase.Statement
     private let selectOperations: SQLiteDatabase.Statement
     private let countBoards: SQLiteDatabase.Statement
     private let setHubReplica: SQLiteDatabase.Statement
@@ -60,7 +61,8 @@ final class BoardStore {
                 digest TEXT PRIMARY KEY, type TEXT NOT NULL, bytes BLOB NOT NULL) WITHOUT ROWID;
             """)
         // Stores written before boards kept their own replica id, or their kind.
-        for (column, type) in [("hub_replica", "INTEGER"), ("kind", "TEXT NOT NULL DEFAULT 'letters'")] {
+        for (column, type) in [("hub_replica", "INTEGER"), ("kind", "TEXT NOT NULL DEFAULT 'letters'"),
+                               ("frozen", "INTEGER NOT NULL DEFAULT 0")] {
             let columns = try database.prepare("SELECT count(*) FROM pragma_table_info('boards') WHERE name = ?")
             if try columns.rows([.text(column)], { $0.integer(0) }).first == 0 {
                 try database.execute("ALTER TABLE boards ADD COLUMN \(column) \(type)")
@@ -79,7 +81,8 @@ final class BoardStore {
             """)
         deleteFolded = try database.prepare(
             "DELETE FROM operations WHERE board = ? AND (lamport < ? OR (lamport = ? AND replica <= ?))")
-        selectBoard = try database.prepare("SELECT version, checkpoint, hub_replica FROM boards WHERE name = ?")
+        selectBoard = try database.prepare("SELECT version, checkpoint, hub_replica, frozen FROM boards WHERE name = ?")
+        setFrozen = try database.prepare("UPDATE boards SET frozen = ? WHERE name = ?")
         setHubReplica = try database.prepare("UPDATE boards SET hub_replica = ? WHERE name = ? AND hub_replica IS NOT ?")
         insertKey = try database.prepare("INSERT OR IGNORE INTO intent_keys(board, key, answer, created) VALUES(?, ?, ?, ?)")
         selectKey = try database.prepare("SELECT answer FROM intent_keys WHERE board = ? AND key = ?")
@@ -135,6 +138,10 @@ final class BoardStore {
             for (board, entry) in versions {
                 try updateVersion.run([.text(board), .integer(Int64(entry.version)), .text(entry.kind)])
             }
+            // O7, after the version's upsert made the row.
+            for record in records {
+                if let frozen = record.frozen { try setFrozen.run([.integer(frozen ? 1 : 0), .text(record.board)]) }
+            }
             for (board, replica) in hubReplicas {
                 try setHubReplica.run([.integer(Int64(bitPattern: replica.rawValue)), .text(board), .integer(Int64(bitPattern: replica.rawValue))])
             }
@@ -158,12 +165,12 @@ final class BoardStore {
 
     /// The board as stored, or nil for a board never seen.
     func load(board: String) throws -> StoredBoard? {
-        let boards = try selectBoard.rows([.text(board)]) { row in (row.integer(0), row.text(1), row.optionalInteger(2)) }
-        guard let (version, checkpointText, hubReplica) = boards.first else { return nil }
+        let boards = try selectBoard.rows([.text(board)]) { row in (row.integer(0), row.text(1), row.optionalInteger(2), row.integer(3)) }
+        guard let (version, checkpointText, hubReplica, frozen) = boards.first else { return nil }
         let operations = try selectOperations.rows([.text(board)]) { row in row.text(0) }
         let hasKeys = try anyKey.rows([.text(board)]) { $0.integer(0) }.first == 1
         return StoredBoard(version: UInt64(version), checkpoint: checkpointText.isEmpty ? nil : checkpointText, operations: operations,
-                           hubReplica: hubReplica.map { ReplicaID(UInt64(bitPattern: $0)) }, hasKeys: hasKeys)
+                           hubReplica: hubReplica.map { ReplicaID(UInt64(bitPattern: $0)) }, hasKeys: hasKeys, frozen: frozen != 0)
     }
 
     /// The first answer to the keyed intent `key` on `board`, if the store has it.
