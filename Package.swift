@@ -39,6 +39,14 @@ let package = Package(
             providers: [.apt(["libhiredis-dev"])]
         ),
 
+        // The terminal client's HTTPS requests (`syncclient admin`): OpenSSL,
+        // which libwebsockets already brings for wss://.
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+
         // The terminal client's pictures (the shop's thumbnails): gdk-pixbuf,
         // with librsvg's and webp-pixbuf-loader's loaders.
         .systemLibrary(
@@ -92,7 +100,7 @@ let package = Package(
         .executableTarget(
             name: "syncclient",
             dependencies: [
-                "BoardCRDT", "SyncWire", "WebSocketLoop", "CPixbuf",
+                "BoardCRDT", "SyncWire", "WebSocketLoop", "CPixbuf", "COpenSSL",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
