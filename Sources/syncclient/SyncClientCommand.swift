@@ -17,7 +17,7 @@ struct SyncClientCommand: ParsableCommand {
             """,
         subcommands: [WatchCommand.self, StateCommand.self, SelectCommand.self, DeselectCommand.self,
                       MoveCommand.self, ResetCommand.self, SendCommand.self, StockCommand.self, TodoCommand.self, ShopCommand.self,
-                      BenchCommand.self])
+                      BenchCommand.self, AdminCommand.self])
 
     /// Parses and runs like ArgumentParser's own `main`, except that usage
     /// errors exit 2 (K3) instead of 64.
@@ -34,9 +34,20 @@ struct SyncClientCommand: ParsableCommand {
             // A check inside a subcommand's run (URL, letter): show that
             // subcommand's usage, not the root's.
             let subcommand = type(of: command)
+            let words = path(to: subcommand)?.joined(separator: " ") ?? subcommand._commandName
             fail(error, usage: "Error: \(message(for: error))\nUsage: \(usageString(for: subcommand))\n"
-                 + "  See 'syncclient \(subcommand._commandName) --help' for more information.")
+                 + "  See 'syncclient \(words) --help' for more information.")
         }
+    }
+
+    /// The words naming `command` below `root` (`admin hubs`, `shop image put`).
+    private static func path(to command: any ParsableCommand.Type,
+                             from root: any ParsableCommand.Type = SyncClientCommand.self) -> [String]? {
+        if ObjectIdentifier(root) == ObjectIdentifier(command) { return [] }
+        for child in root.configuration.subcommands {
+            if let rest = path(to: command, from: child) { return [child._commandName] + rest }
+        }
+        return nil
     }
 
     private static func fail(_ error: any Error, usage: String) -> Never {

@@ -52,7 +52,12 @@ func runOneShot(_ options: BoardOptions, intent: LetterBoard.Intent?) throws {
 /// Runs one exchange (`members`: the intent's JSON members, nil to read
 /// the state) and exits with K3's codes.
 func runOneShot(url: WebSocketURL, members: String?, key: String? = nil, timeout: Double) throws {
-    let outcome = ThinRequest(url: url, intentMembers: members, key: key, timeoutSeconds: timeout).run()
+    try report(ThinRequest(url: url, intentMembers: members, key: key, timeoutSeconds: timeout).run())
+}
+
+/// Prints how a one-shot ended (a refusal or an error on standard error)
+/// and exits with its K3 code.
+func report(_ outcome: RequestOutcome) throws {
     switch outcome {
     case let .done(line):
         if let line { print(line) }
