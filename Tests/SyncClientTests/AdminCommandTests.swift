@@ -176,6 +176,20 @@ import Testing
         #expect(try AdminView.board(bytes(quiet)) == "set/t1  version 0  frozen\n\nLAST CHANGES (newest first)\nnone\n\nCONNECTIONS\nnone")
     }
 
+    /// As a hub answers today: a change as stored says `op`; an open hub's
+    /// audit has an empty `sub`.
+    @Test func changesLeadWithWhatTheyAreAndEmptyCellsShowADash() throws {
+        let board = """
+            {"kind":"todo","name":"g","version":1,"frozen":false,"state":{},"changes":[{"time":"t","sub":null,"name":"guest-2",
+              "hub":"hub","intent":{"after":null,"id":"eX","memo":"","op":"add","title":"Milk"},"answer":"ack","version":1}],
+             "connections":[]}
+            """
+        let text = try AdminView.board(bytes(board))
+        #expect(text.contains(#"t     -    guest-2  hub  {"op":"add","after":null,"id":"eX","memo":"","title":"Milk"}  ack"#))
+        let audit = #"{"entries":[{"time":"t","sub":"","address":"127.0.0.1","action":"thaw","target":"todo/g","result":"version 4"}]}"#
+        #expect(try AdminView.audit(bytes(audit)) == "TIME  SUB  ACTION  TARGET  RESULT\nt     -    thaw    todo/g  version 4\n1 entry")
+    }
+
     @Test func aBoardShowsItsNewestChangesOnly() throws {
         let change = #"{"time":"t","sub":"a","name":"A","hub":"h","intent":{"type":"x"},"answer":"ack","version":1}"#
         let answer = #"{"kind":"set","name":"t1","version":1,"frozen":false,"changes":["#

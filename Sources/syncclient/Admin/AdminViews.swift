@@ -52,7 +52,7 @@ enum AdminView {
             var changes = AdminTable([.init(title: "TIME"), .init(title: "SUB"), .init(title: "NAME"), .init(title: "HUB"),
                                       .init(title: "INTENT"), .init(title: "ANSWER"), .init(title: "VERSION", alignment: .right)])
             for change in answer.changes.prefix(changesShown) {
-                changes.add([change.time, change.sub ?? "-", change.name ?? "-", change.hub ?? "-", cut(change.intent.compact),
+                changes.add([change.time, shown(change.sub), shown(change.name), shown(change.hub), cut(change.intent.compact),
                              change.answer, change.version.map { "\($0)" } ?? "-"])
             }
             lines += changes.lines
@@ -68,9 +68,9 @@ enum AdminView {
                                           .init(title: "HUB"), .init(title: "ADDRESS"), .init(title: "SINCE"),
                                           .init(title: "CLIENT"), .init(title: "QUEUED", alignment: .right)])
             for connection in answer.connections {
-                connections.add([connection.id, connection.name ?? "-", connection.sub ?? "-", connection.role ?? "-",
-                                 connection.hub ?? "-", connection.address ?? "-", connection.since ?? "-",
-                                 connection.client ?? "-", connection.queuedBytes.map(size) ?? "-"])
+                connections.add([connection.id, shown(connection.name), shown(connection.sub), shown(connection.role),
+                                 shown(connection.hub), shown(connection.address), shown(connection.since),
+                                 shown(connection.client), connection.queuedBytes.map(size) ?? "-"])
             }
             lines += connections.lines
         }
@@ -82,7 +82,7 @@ enum AdminView {
         var table = AdminTable([.init(title: "TIME"), .init(title: "SUB"), .init(title: "ACTION"), .init(title: "TARGET"),
                                 .init(title: "RESULT")])
         for entry in answer.entries {
-            table.add([entry.time, entry.sub ?? "-", entry.action, entry.target ?? "-", entry.result])
+            table.add([entry.time, shown(entry.sub), entry.action, shown(entry.target), entry.result])
         }
         return (table.lines + [answer.entries.isEmpty ? "no actions yet" : count(answer.entries.count, "entry", "entries")])
             .joined(separator: "\n")
@@ -146,13 +146,20 @@ enum AdminView {
         value == value.rounded() && abs(value) < 1e15 ? "\(Int(value))" : String(format: "%.1f", value)
     }
 
+    /// A cell the hub may leave out, null or empty (no `sub` on an open hub): `-` then.
+    private static func shown(_ text: String?) -> String {
+        guard let text, !text.isEmpty else { return "-" }
+        return text
+    }
+
     private static func cut(_ text: String) -> String {
         text.count <= intentWidth ? text : String(text.prefix(intentWidth - 1)) + "…"
     }
 }
 
 extension JSONValue {
-    /// On one line; an object's `type` first, then its keys in order.
+    /// On one line; an object's `type` or `op` first (what it is: an
+    /// intent says `type`, a change as stored `op`), then its keys in order.
     var compact: String {
         switch self {
         case .null: return "null"
@@ -166,7 +173,8 @@ extension JSONValue {
             return out
         case let .array(items): return "[" + items.map(\.compact).joined(separator: ",") + "]"
         case let .object(members):
-            let keys = members.keys.sorted { ($0 == "type" ? 0 : 1, $0) < ($1 == "type" ? 0 : 1, $1) }
+            let rank = { (key: String) in key == "type" ? 0 : key == "op" ? 1 : 2 }
+            let keys = members.keys.sorted { (rank($0), $0) < (rank($1), $1) }
             return "{" + keys.map { key in JSONValue.string(key).compact + ":" + (members[key]?.compact ?? "null") }
                 .joined(separator: ",") + "}"
         }
