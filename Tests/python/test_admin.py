@@ -3,7 +3,7 @@ sockets against the real synchub: who may call it, what it reads back of
 hubs, boards, one board and the audit, and a disconnect that closes a real
 client with 4409. Every wait polls a condition with a deadline.
 """
-import json, signal, socket, urllib.error, urllib.request
+import json, signal, socket, time, urllib.error, urllib.request
 
 import pytest
 from websockets.exceptions import ConnectionClosed
@@ -340,3 +340,79 @@ def test_o7_in_a_cluster_a_freeze_through_one_hub_holds_on_every_hub_and_survive
     assert status == 200 and answer["version"] == 3, answer
     assert "frozen" not in on_a.state_at(3)
     assert on_a.ok({"type": "add", "after": None, "id": "oil", "title": "Oil", "memo": ""})["version"] == 4
+
+
+# ------------------------------------------------------------------ O6 ----
+
+def authed(kind, hub, board, bearer):
+    class Authed(kind):
+        connect_options = {"additional_headers": {"Authorization": f"Bearer {bearer}"}}
+    return Authed(hub, board)
+
+
+def upgrade_status(hub, board, bearer):
+    """The HTTP status a board's upgrade with `bearer` gets (101 when taken)."""
+    try:
+        authed(Letters, hub, board, bearer).close()
+        return 101
+    except Exception as refused:                       # websockets' InvalidStatus
+        return getattr(getattr(refused, "response", None), "status_code", None)
+
+
+def test_o6_a_revoked_jti_closes_its_connection_is_refused_and_stays_revoked_after_a_restart(tmp_path):
+    secret = secret_file(tmp_path, "hub")
+    flags = ["--auth-secret-file", str(secret)]
+    hub = Hub(data=str(tmp_path / "data"), extra=flags)
+    admin = token(secret, {"*": "admin"})
+    leaked = mint(secret, claims(sub="ana", boards={"boards/*": "write"}, jti="leaked-1"), kid="hub")
+    other = mint(secret, claims(sub="ana", boards={"boards/*": "write"}, jti="fine-2"), kid="hub")
+    try:
+        holder, bystander = authed(Letters, hub, "vault", leaked), authed(Letters, hub, "vault", other)
+        status, answer = call(hub, "/admin/api/revoke", token=admin, method="POST", body={"jti": "leaked-1"})
+        assert status == 200 and answer == {"ok": True}, answer
+        assert closed_with(holder, 4401)
+        assert upgrade_status(hub, "vault", leaked) == 401
+        assert bystander.ok({"type": "select", "letter": "B"})["order"] == ["B"], "another token of the same sub is untouched"
+        bystander.close()
+    finally:
+        hub.stop()
+    hub = Hub(data=str(tmp_path / "data"), extra=flags)
+    try:
+        assert upgrade_status(hub, "vault", leaked) == 401
+        assert upgrade_status(hub, "vault", other) == 101
+        assert call(hub, "/admin/api/revoke", token=admin, method="POST", body={"nothing": 1})[0] == 400
+    finally:
+        hub.stop()
+
+
+def test_o6_revoking_a_sub_refuses_its_tokens_issued_before_and_takes_new_ones(keyed):
+    hub, secret = keyed
+    admin = token(secret, {"*": "admin"})
+    old = mint(secret, claims(sub="bo", boards={"boards/*": "write"}, iat=int(time.time()) - 5), kid="hub")
+    holder = authed(Letters, hub, "sub-board", old)
+    assert call(hub, "/admin/api/revoke", token=admin, method="POST", body={"sub": "bo"})[0] == 200
+    assert closed_with(holder, 4401)
+    assert upgrade_status(hub, "sub-board", old) == 401
+    fresh = mint(secret, claims(sub="bo", boards={"boards/*": "write"}, iat=int(time.time()) + 1), kid="hub")
+    assert upgrade_status(hub, "sub-board", fresh) == 101
+    entries = call(hub, "/admin/api/audit", token=admin)[1]["entries"]
+    assert (entries[0]["action"], entries[0]["target"], entries[0]["sub"]) == ("revoke", "sub bo", "ops")
+
+
+def test_o6_in_a_cluster_a_revocation_through_one_hub_closes_on_the_other_within_2_s_and_survives_every_restart(
+        tmp_path, redis_server, make_cluster_hub):
+    secret = secret_file(tmp_path, "hub")
+    flags = ["--auth-secret-file", str(secret)]
+    a, b = (make_cluster_hub(redis_server, extra=flags, hub_id=f"h{i}") for i in range(2))
+    admin = token(secret, {"*": "admin"})
+    leaked = mint(secret, claims(sub="cy", boards={"boards/*": "write"}, jti="leaked-c"), kid="hub")
+    on_b = authed(Letters, b, "shared-vault", leaked)
+    assert call(a, "/admin/api/revoke", token=admin, method="POST", body={"jti": "leaked-c"})[0] == 200
+    started = time.monotonic()
+    assert closed_with(on_b, 4401, timeout=5)
+    assert time.monotonic() - started <= 2.0, "closed on the other hub within 2 s"
+    assert upgrade_status(a, "shared-vault", leaked) == 401 and upgrade_status(b, "shared-vault", leaked) == 401
+    for hub in (a, b):
+        hub.stop()
+    again = make_cluster_hub(redis_server, extra=flags, hub_id="h9")
+    assert upgrade_status(again, "shared-vault", leaked) == 401

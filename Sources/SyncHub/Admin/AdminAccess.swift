@@ -9,7 +9,8 @@ enum AdminAccess: Equatable {
     case refused(status: UInt32, code: String, message: String)
 
     /// `verifier`: the hub's token check (nil on an open hub).
-    static func decide(bearer: String?, queryNames: [String], peer: String, verifier: TokenVerifier?, now: Date) -> AdminAccess {
+    static func decide(bearer: String?, queryNames: [String], peer: String, verifier: TokenVerifier?, now: Date,
+                       revocations: Revocations = Revocations()) -> AdminAccess {
         if queryNames.contains("token") || queryNames.contains("access_token") {
             return .refused(status: 400, code: "bad_request",
                             message: "a token in the URL is refused (it ends up in logs); send Authorization: Bearer")
@@ -21,8 +22,9 @@ enum AdminAccess: Equatable {
         guard let bearer else {
             return .refused(status: 401, code: "unauthorized", message: "send Authorization: Bearer <a token with \"*\": \"admin\">")
         }
-        do {
+        do throws(TokenRefusal) {
             let grant = try verifier.verify(bearer, now: now)
+            if revocations.revokes(grant) { throw TokenRefusal.revoked }
             guard grant.patterns.contains(where: { $0.text == "*" && $0.role == .admin }) else {
                 return .refused(status: 403, code: "forbidden", message: "this token is not admin on \"*\"")
             }

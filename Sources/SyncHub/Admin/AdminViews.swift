@@ -40,8 +40,8 @@ extension HubCore {
     }
 
     /// `GET /admin/api/boards/KIND/NAME` for a board held here, or nil.
-    /// `wall`: the wall clock now (the changes' times are kept monotonic).
-    func adminBoard(_ address: BoardAddress, wall: Date, facts: (UInt64) -> ConnectionFacts?) -> String? {
+    /// `wallAt`: the time of a monotonic stamp (the changes' times are kept monotonic).
+    func adminBoard(_ address: BoardAddress, wallAt: (UInt64) -> Date, facts: (UInt64) -> ConnectionFacts?) -> String? {
         guard let room = boards[address.key] else { return nil }
         var out = "{\"kind\":"
         HubMessage.appendJSONString(address.pathSegment, to: &out)
@@ -52,13 +52,15 @@ extension HubCore {
         for (index, change) in room.activity.newestFirst.enumerated() {
             if index > 0 { out += "," }
             out += "{\"time\":"
-            HubMessage.appendJSONString(Self.rfc3339(wall.addingTimeInterval(-Double(now &- change.at) / 1e9)), to: &out)
+            HubMessage.appendJSONString(Self.rfc3339(wallAt(change.at)), to: &out)
             out += ",\"sub\":" + (change.sub.map(Self.jsonString) ?? "null") + ",\"name\":" + Self.jsonString(change.name)
             out += ",\"hub\":" + Self.jsonString(change.hub) + ",\"intent\":"
             if let change = change.change, let json = room.changeJSON(change) {
                 out += json
-            } else {
+            } else if change.operations > 0 {
                 out += "{\"ops\":\(change.operations)}"
+            } else {
+                out += "null"   // refused before it became a change
             }
             out += ",\"answer\":" + Self.jsonString(change.answer) + ",\"version\":\(change.version)}"
         }

@@ -28,7 +28,13 @@ struct Grant: Sendable, Equatable {
     /// The `boards` claim, most specific first (see `BoardPattern`).
     var patterns: [BoardPattern]
 
-    init(sub: String, displayName: String, expiry: Date, patterns: [BoardPattern]) {
+    /// The token's `jti` and `iat`, when it has them (O6: what a revocation names).
+    var jti: String?
+    var issuedAt: Date?
+
+    init(sub: String, displayName: String, expiry: Date, patterns: [BoardPattern], jti: String? = nil, issuedAt: Date? = nil) {
+        self.jti = jti
+        self.issuedAt = issuedAt
         self.sub = sub
         self.displayName = displayName
         self.expiry = expiry

@@ -22,6 +22,8 @@ struct TokenClaims: JWTPayload, Equatable {
     var iat: IssuedAtClaim?
     var aud: AudienceClaim?
     var boards: [String: String]?
+    /// The token's id (O6: a revocation can name it); `synchub token` sets one.
+    var jti: IDClaim?
 
     /// jwt-kit's own check, used only when these claims go through
     /// `JWTKeyCollection.verify` (tests, tools). The hub calls `grant(at:)`
@@ -44,7 +46,8 @@ struct TokenClaims: JWTPayload, Equatable {
         guard let boards else { return .failure(.missingClaim("boards")) }
         switch Self.patterns(from: boards) {
         case .success(let patterns):
-            return .success(Grant(sub: sub, displayName: name ?? sub, expiry: exp.value, patterns: patterns))
+            return .success(Grant(sub: sub, displayName: name ?? sub, expiry: exp.value, patterns: patterns, jti: jti?.value,
+                                  issuedAt: iat?.value))
         case .failure(let problem):
             return .failure(.badClaim(problem.message))
         }

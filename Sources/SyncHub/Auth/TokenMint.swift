@@ -43,7 +43,8 @@ struct TokenMint: Sendable {
                            exp: ExpirationClaim(value: issued.addingTimeInterval(ttl.rounded(.up))),
                            nbf: nil, iat: IssuedAtClaim(value: issued),
                            aud: AudienceClaim(value: [TokenClaims.audience]),
-                           boards: boards.mapValues(\.rawValue))
+                           boards: boards.mapValues(\.rawValue),
+                           jti: IDClaim(value: String(UInt64.random(in: 1...UInt64.max), radix: 36)))
     }
 
     /// A private key in PEM: Ed25519 or P-256.

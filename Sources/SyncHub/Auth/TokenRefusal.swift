@@ -32,6 +32,8 @@ enum TokenRefusal: Error, Equatable, Sendable {
     case missingClaim(String)
     /// A claim is present but not acceptable.
     case badClaim(String)
+    /// An operator revoked it (O6: its `jti`, or its `sub`'s tokens issued before then).
+    case revoked
 
     /// A stable, machine-readable name for this kind of refusal.
     var code: String {
@@ -48,6 +50,7 @@ enum TokenRefusal: Error, Equatable, Sendable {
         case .wrongAudience: "wrong_audience"
         case .missingClaim: "missing_claim"
         case .badClaim: "bad_claim"
+        case .revoked: "token_revoked"
         }
     }
 
@@ -66,6 +69,7 @@ enum TokenRefusal: Error, Equatable, Sendable {
         case .wrongAudience: "token not meant for this hub (aud must be \"synchub\")"
         case .missingClaim(let claim): "token lacks the \(claim) claim"
         case .badClaim(let why): "bad claim: \(why)"
+        case .revoked: "token revoked"
         }
     }
 

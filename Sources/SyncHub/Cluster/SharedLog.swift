@@ -20,12 +20,15 @@ final class SharedLog: BoardLog, @unchecked Sendable {
     let settings: SharedLogConnectionSettings
     private let logger: Logger
     private let delivery = Mutex<@Sendable ([StoreAnswer]) -> Void>({ _ in })
+    /// O6: what the cluster's first server held at start (`synchub:revoked`).
+    private let startRevocations = Mutex<[Revocations.Entry]>([])
+    var revocationsAtStart: [Revocations.Entry] { startRevocations.withLock { $0 } }
     private var deliver: @Sendable ([StoreAnswer]) -> Void { delivery.withLock { $0 } }
 
     init(servers: [RedisServerAddress], settings: SharedLogConnectionSettings, logger: Logger) {
         self.settings = settings
         self.logger = logger
-        shards = servers.map { SharedLogShard(address: $0, settings: settings, logger: logger) }
+        shards = servers.enumerated().map { SharedLogShard(address: $1, settings: settings, logger: logger, keepsRevocations: $0 == 0) }
         // Reads wait for at most a few seconds' joins: past that a stalled
         // server's reads are answered `failed` at once.
         readers = shards.map { shard in
@@ -104,6 +107,9 @@ final class SharedLog: BoardLog, @unchecked Sendable {
             for reader in taken { _ = try? reader.command(HubLease.freeCommand(hubID: settings.hubID, token: HubLease.token)) }
             throw error
         }
+        // O6: the first server keeps the cluster's revocations.
+        let revoked = try readers[0].command(["HGETALL", SharedLogShard.revokedKey])
+        startRevocations.withLock { $0 = SharedLogShard.revocations(in: revoked) }
         for shard in shards { shard.markUp() }
     }
 
@@ -205,6 +211,18 @@ final class SharedLog: BoardLog, @unchecked Sendable {
             shard(of: fold.logName).submitFolds([fold])
         case let .restore(restore):
             shard(of: restore.logName).submitRestore(restore)
+        case let .revoke(entry):
+            let (field, value) = Revocations.field(of: entry)
+            let logger = self.logger
+            let queued = readers[0].submit { reader in
+                do throws(RedisFailure) {
+                    try reader.keep(revocation: field, value: value)
+                } catch {
+                    logger.critical("a revocation could not be kept in redis: it holds on this hub until it stops, and the others do not learn it",
+                                    metadata: ["revocation": "\(entry)", "error": "\(error.message)"])
+                }
+            }
+            if !queued { logger.critical("a revocation could not be queued for redis", metadata: ["revocation": "\(entry)"]) }
         case let .follow(board, logName, after):
             shard(of: logName).follow(logName, board: board, after: after)
         case let .unfollow(logName):

@@ -56,6 +56,20 @@ final class SharedLogReader {
         return StoredImage(type: type, bytes: bytes)
     }
 
+    /// O6: keeps a revocation in the cluster's first server (a later one of
+    /// the same `sub` replaces an earlier one, never the other way round).
+    func keep(revocation field: String, value: Int64) throws(RedisFailure) {
+        let script = """
+            local v = redis.call('HGET', KEYS[1], ARGV[1])
+            if not v or tonumber(v) < tonumber(ARGV[2]) then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+            return 1
+            """
+        let reply = try retrying { () throws(RedisFailure) in
+            try connection.command(["EVAL", script, "1", SharedLogShard.revokedKey, field, String(value)])
+        }
+        if let error = reply.errorText { throw RedisFailure(reason: .reply, message: error) }
+    }
+
     /// Runs `body` connected; once more on a fresh connection when the old
     /// one was lost.
     private func retrying<T>(_ body: () throws(RedisFailure) -> T) throws(RedisFailure) -> T {

@@ -71,7 +71,13 @@ final class SharedLogShard: @unchecked Sendable {
         }
     }
 
-    init(address: RedisServerAddress, settings: SharedLogConnectionSettings, logger: Logger) {
+    /// O6: this is the cluster's first server, which keeps the revocations
+    /// (its follower reads them each second and hands them to the core).
+    private let keepsRevocations: Bool
+    static let revokedKey = "synchub:revoked"
+
+    init(address: RedisServerAddress, settings: SharedLogConnectionSettings, logger: Logger, keepsRevocations: Bool = false) {
+        self.keepsRevocations = keepsRevocations
         self.address = address
         self.settings = settings
         self.logger = logger
@@ -688,6 +694,8 @@ final class SharedLogShard: @unchecked Sendable {
                                     ["EVAL", SharedLogScripts.arrive, "2", Self.runKey, Self.fenceKey, connection.runID,
                                      String(settings.fenceMilliseconds)]]
         for logName in gone { commands.append(["HDEL", SharedLogScripts.BoardKeys(logName: logName).here, settings.hubID]) }
+        let revokedAt = commands.count
+        if keepsRevocations { commands.append(["HGETALL", Self.revokedKey]) }
         let first = commands.count
         for logName in names {
             let keys = SharedLogScripts.BoardKeys(logName: logName)
@@ -725,6 +733,10 @@ final class SharedLogShard: @unchecked Sendable {
                 deliver([.storeFailed(StoreError(description: message))])
             }
             var news: [StoreAnswer] = []
+            if keepsRevocations {
+                let revoked = Self.revocations(in: replies[revokedAt])
+                if !revoked.isEmpty { news.append(.revocations(revoked)) }
+            }
             var behind: UInt64 = 0
             var departed: [[String]] = []
             for (index, logName) in names.enumerated() {
@@ -761,6 +773,15 @@ final class SharedLogShard: @unchecked Sendable {
             if !news.isEmpty { deliver(news) }
         } catch {
             note { $0.count(error); $0.up = false }
+        }
+    }
+
+    /// `HGETALL synchub:revoked` as revocations.
+    static func revocations(in reply: RedisReply) -> [Revocations.Entry] {
+        let parts = reply.elements
+        return stride(from: 0, to: parts.count - 1, by: 2).compactMap { index in
+            guard let field = parts[index].text, let value = parts[index + 1].text.flatMap({ Int64($0) }) else { return nil }
+            return Revocations.entry(field: field, value: value)
         }
     }
 

@@ -59,7 +59,7 @@ extension HubCore {
         }
         let grant: Grant
         do {
-            grant = try verifier.verify(token, now: wallClock)
+            grant = try verify(token, with: verifier)
         } catch {
             counters.authRefused += 1
             actions.append(.close(connection: connection, code: 4401, reason: error.reason))
@@ -126,7 +126,7 @@ extension HubCore {
         }
         let grant: Grant
         do {
-            grant = try verifier.verify(token, now: wallClock)
+            grant = try verify(token, with: verifier)
         } catch {
             counters.authRefused += 1
             actions.append(.send(connection: connection, frame: HubMessage.rejected(ref: ref, code: "bad_token", message: error.reason)))
@@ -198,4 +198,30 @@ extension HubCore {
 extension TokenRefusal {
     /// The close reason or refusal message: what was wrong, never the token.
     var reason: String { String(message.prefix(120)) }
+}
+
+extension HubCore {
+    /// A token checked by `verifier` at the core's wall clock, and against
+    /// the operators' revocations (O6).
+    func verify(_ token: String, with verifier: TokenVerifier) throws(TokenRefusal) -> Grant {
+        let grant = try verifier.verify(token, now: wallClock)
+        if revocations.revokes(grant) { throw .revoked }
+        return grant
+    }
+
+    /// O6: tokens revoked (by the console here, or learnt from the store):
+    /// every connection holding one is closed 4401, from now on refused.
+    mutating func revoke(_ entries: [Revocations.Entry], actions: inout [HubAction]) {
+        var fresh = false
+        for entry in entries where revocations.add(entry) { fresh = true }
+        guard fresh else { return }
+        for room in boards.values {
+            for (connection, member) in room.members where member.grant.map(revocations.revokes) == true {
+                counters.authRefused += 1
+                room.members[connection]?.role = nil
+                expiries[connection] = nil
+                actions.append(.close(connection: connection, code: 4401, reason: "token revoked"))
+            }
+        }
+    }
 }

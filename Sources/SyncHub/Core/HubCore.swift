@@ -35,6 +35,8 @@ struct HubCore {
     var awaiting: [UInt64: Awaiting] = [:]
     /// When each token-holding connection's token runs out.
     var expiries: [UInt64: Date] = [:]
+    /// O6: tokens operators revoked; none of them is taken.
+    var revocations = Revocations()
 
     /// Who orders changes: this hub (`local`) or a shared log (cluster mode).
     let sequencing: Sequencing
@@ -123,6 +125,8 @@ struct HubCore {
             performForHTTP(frame, board: board, exchange: exchange, actions: &actions)
         case let .adminFreeze(exchange, board, frozen):
             setFrozen(frozen, on: board, exchange: exchange, actions: &actions)
+        case let .revoked(entries):
+            revoke(entries, actions: &actions)
         }
         return actions
     }
@@ -238,6 +242,8 @@ struct HubCore {
             logHead(board: board, head: head, lost: lost, actions: &actions)
         case let .restored(board, result):
             restored(board: board, result: result, actions: &actions)
+        case let .revocations(entries):
+            revoke(entries, actions: &actions)
         case .storeFailed, .imageStored, .imageRead:
             // The shell's business (the hub stops; HTTP answers).
             break

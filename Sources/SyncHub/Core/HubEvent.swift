@@ -54,6 +54,8 @@ enum HubEvent {
     /// O7: the console freezes (or thaws) a held board; answered to
     /// `HubCore.httpAnswerID(exchange)` once durable (or in the log).
     case adminFreeze(exchange: UInt64, board: BoardAddress, frozen: Bool)
+    /// O6: tokens the console revoked on this hub.
+    case revoked([Revocations.Entry])
 }
 
 /// What the shell must do, in order.
@@ -108,6 +110,8 @@ enum StoreRequest: Sendable {
     case fold(SharedFold)
     /// R15: write a board back into its shared log that went back; answered `.restored`.
     case restore(SharedRestore)
+    /// O6: keep a revocation (it holds across restarts, and in a cluster every hub learns it).
+    case revoke(Revocations.Entry)
     /// Hand over the entries of `board`'s shared log after `after` as they come (`.sequenced`).
     case follow(board: String, logName: String, after: SharedSeen)
     case unfollow(logName: String)
@@ -153,6 +157,8 @@ enum StoreAnswer: Sendable {
     /// entry there is another one (R15).
     case logHead(board: String, SharedLogHead, lost: Bool)
     case restored(board: String, SharedRestoreResult)
+    /// O6: the revocations the store holds (a cluster's, read each second).
+    case revocations([Revocations.Entry])
     case imageStored(exchange: UInt64, StoreFailure?)
     case imageRead(exchange: UInt64, digest: String, Result<StoredImage?, StoreFailure>)
 }

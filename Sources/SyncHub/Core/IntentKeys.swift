@@ -8,6 +8,8 @@ enum KeyedAnswer: Equatable, Sendable {
     /// `members`: the kind's own refusal fields (`WireKind.refusalMembers`).
     case rejected(code: String, message: String, members: String = "")
 
+    var isAck: Bool { if case .ack = self { true } else { false } }
+
     func frame(ref: String?) -> String {
         switch self {
         case let .ack(version, members): HubMessage.ack(ref: ref, version: version, members: members)

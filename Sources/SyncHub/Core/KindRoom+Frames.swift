@@ -168,7 +168,8 @@ extension KindRoom {
             core.counters.operationsRefused += 1
             answer = .rejected(code: error.code, message: error.message, members: Kind.refusalMembers(error))
         }
-        noteChange(operations.first?.change, by: members[connection], answer: answer, core: core)
+        // A no-op changed nothing: not one of the board's changes (O4).
+        if !operations.isEmpty || !answer.isAck { noteChange(operations.first?.change, by: members[connection], answer: answer, core: core) }
         core.record(makeRecord(operations, replies: [(connection, answer.frame(ref: ref))], author: connection,
                                keyed: key.map { ($0, answer) }), in: self)
     }

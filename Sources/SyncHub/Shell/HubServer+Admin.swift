@@ -14,14 +14,14 @@ extension HubServer {
         let path = request.path
         let verifier = core.verifier
         let access = AdminAccess.decide(bearer: request.bearerToken, queryNames: request.queryNames, peer: request.peerAddress,
-                                        verifier: verifier, now: Date())
+                                        verifier: verifier, now: Date(), revocations: core.revocations)
         if path == "/admin" || !path.hasPrefix("/admin/api/") {
             // The page carries no data; the token stays in its fragment. An
             // open hub shows even the page only on loopback (O1).
             if case let .refused(status, _, message) = access, verifier == nil || status == 400 {
                 return .text(status, message)
             }
-            guard let file = web.file(for: path == "/admin" ? "/admin.html" : String(path.dropFirst("/admin".count))) else {
+            guard let file = web.file(for: path == "/admin" || path == "/admin/" ? "/admin.html" : String(path.dropFirst("/admin".count))) else {
                 return .text(404, "not found: the console is at /admin")
             }
             return HTTPResponse(status: 200, contentType: file.type, body: file.body, cacheable: false)
@@ -45,6 +45,8 @@ extension HubServer {
             return adminJSON("{\"entries\":[" + audit.newestFirst.map(\.json).joined(separator: ",") + "]}")
         case ("POST", ["disconnect"]):
             return adminDisconnect(body, by: admin, from: request.peerAddress)
+        case ("POST", ["revoke"]):
+            return adminRevoke(body, by: admin, from: HubCore.plainAddress(request.peerAddress))
         case ("POST", let parts) where parts.count == 4 && parts[0] == "boards" && (parts[3] == "freeze" || parts[3] == "thaw"):
             return adminFreeze(kind: parts[1], name: parts[2], freeze: parts[3] == "freeze", by: admin,
                                from: HubCore.plainAddress(request.peerAddress), exchange: exchange)
@@ -86,7 +88,7 @@ extension HubServer {
     }
 
     private func adminBoardJSON(_ address: BoardAddress) -> String? {
-        core.adminBoard(address, wall: Date()) { [self] id in
+        core.adminBoard(address, wallAt: { [started] in started.wall.addingTimeInterval(Double(Int64(bitPattern: $0 &- started.nanos)) / 1e9) }) { [self] id in
             guard let connection = server.connections[id] else { return nil }
             let facts = connectionFacts[id]
             return HubCore.ConnectionFacts(address: connection.peerAddress, since: facts?.since ?? Date(),
@@ -132,6 +134,30 @@ extension HubServer {
         audit.note(AuditEntry(time: Date(), sub: admin, address: HubCore.plainAddress(address), action: "disconnect", target: target,
                               result: "closed \(closing.count)"))
         return adminJSON("{\"ok\":true,\"closed\":\(closing.count)}")
+    }
+
+    /// O6: a `jti`, or every token of a `sub` issued before now: refused
+    /// from now on and closed where open, here at once, kept by the store
+    /// (every hub of a cluster learns it within a second or two).
+    private func adminRevoke(_ body: [UInt8], by admin: String, from address: String) -> HTTPResponse {
+        let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+        let entry: Revocations.Entry
+        switch (object?["jti"] as? String, object?["sub"] as? String) {
+        case let (jti?, nil) where !jti.isEmpty && jti.utf8.count <= 256: entry = .jti(jti)
+        case let (nil, sub?) where TokenClaims.problem(withSub: sub) == nil: entry = .sub(sub, before: Date())
+        default:
+            return adminError(400, "bad_request", "send {\"jti\":J} or {\"sub\":S} (1-64 characters)")
+        }
+        handle(.revoked([entry]))
+        log?.carry(.revoke(entry))
+        let target: String
+        switch entry {
+        case let .jti(jti): target = "jti \(jti)"
+        case let .sub(sub, _): target = "sub \(sub)"
+        }
+        audit.note(AuditEntry(time: Date(), sub: admin, address: address, action: "revoke", target: target,
+                              result: log == nil ? "revoked (in memory: not kept across a restart)" : "revoked"))
+        return adminJSON("{\"ok\":true}")
     }
 
     /// O7: freezes or thaws a board (held first, read from the store when

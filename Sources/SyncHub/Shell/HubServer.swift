@@ -31,6 +31,8 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     var adminWaiting: [UInt64: (String) -> Void] = [:]
     /// The address the hub listens on, as given (`--host`, `--port`).
     let listenAddress: String
+    /// The two clocks at start: the console turns monotonic stamps into times with it.
+    let started = (nanos: WebSocketServer.nowNanos(), wall: Date())
     /// O8: a drain under way (monotonic nanoseconds it ends by), and how
     /// many connections it closed in the current second.
     var drain: (deadline: UInt64, second: UInt64, closed: Int)?
@@ -63,6 +65,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         self.metricsToken = metricsToken
         listenAddress = "\(options.host):\(options.port)"
         self.log = log
+        for entry in log?.revocationsAtStart ?? [] { core.revocations.add(entry) }
         echoEnabled = echo
         self.logger = logger
         server.delegate = self
@@ -113,8 +116,9 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             guard let verifier = core.verifier, let token = request.bearerToken else {
                 return .success(Admission(route: .board(address.key), origin: request.origin))
             }
-            do {
+            do throws(TokenRefusal) {
                 let grant = try verifier.verify(token, now: Date())
+                if core.revocations.revokes(grant) { throw TokenRefusal.revoked }
                 guard grant.role(for: address) != nil else {
                     core.counters.authForbidden += 1
                     logger.info("upgrade refused 403", metadata: ["board": "\(address)", "sub": "\(grant.sub)", "peer": "\(request.peerAddress)"])

@@ -29,10 +29,13 @@ protocol BoardLog: AnyObject, Sendable {
     func stop() -> StoreError?
     /// The console's `redis` of this hub (O2), or nil for a store that is not Redis.
     var adminRedisJSON: String? { get }
+    /// O6: the revocations the store held when the hub started.
+    var revocationsAtStart: [Revocations.Entry] { get }
 }
 
 extension BoardLog {
     var adminRedisJSON: String? { nil }
+    var revocationsAtStart: [Revocations.Entry] { [] }
 }
 
 /// One thread that runs a store's jobs in order, each on `Resource` (a

@@ -59,6 +59,8 @@ final class BoardStore {
             CREATE INDEX IF NOT EXISTS intent_keys_created ON intent_keys(created);
             CREATE TABLE IF NOT EXISTS images(
                 digest TEXT PRIMARY KEY, type TEXT NOT NULL, bytes BLOB NOT NULL) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS revocations(
+                field TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
             """)
         // Stores written before boards kept their own replica id, or their kind.
         for (column, type) in [("hub_replica", "INTEGER"), ("kind", "TEXT NOT NULL DEFAULT 'letters'"),
@@ -99,6 +101,18 @@ final class BoardStore {
     /// bytes; the same bytes twice are stored once.
     func putImage(digest: String, type: String, bytes: [UInt8]) throws {
         try insertImage.run([.text(digest), .text(type), .blob(bytes)])
+    }
+
+    /// O6: keeps a revocation (a later one of the same `sub` replaces an earlier).
+    func revoke(_ entry: Revocations.Entry) throws {
+        let (field, value) = Revocations.field(of: entry)
+        try database.prepare("INSERT INTO revocations(field, value) VALUES(?, ?) "
+                             + "ON CONFLICT(field) DO UPDATE SET value = max(value, excluded.value)").run([.text(field), .integer(value)])
+    }
+
+    func revocations() throws -> [Revocations.Entry] {
+        try database.prepare("SELECT field, value FROM revocations").rows { row in (row.text(0), row.integer(1)) }
+            .compactMap { Revocations.entry(field: $0.0, value: $0.1) }
     }
 
     func image(digest: String) throws -> (type: String, bytes: [UInt8])? {

@@ -17,6 +17,7 @@ final class EmbeddedBoardLog: BoardLog, @unchecked Sendable {
     private let checkpointer: WALCheckpointer
     private let logger: Logger
     let path: String
+    let revocationsAtStart: [Revocations.Entry]
 
     /// Opens (creating if needed) `directory/boards.sqlite`; `fsyncEachCommit`
     /// as `BoardStore`'s.
@@ -26,6 +27,7 @@ final class EmbeddedBoardLog: BoardLog, @unchecked Sendable {
         // recorded (P4), with the hub's own fsync setting.
         let readerStore = try BoardStore(directory: directory, fsyncEachCommit: fsyncEachCommit, checkpointsItself: false)
         path = store.path
+        revocationsAtStart = try readerStore.revocations()
         writer = GroupCommitWriter(store: store)
         reader = StoreWorker(name: "store-reader", resource: readerStore)
         checkpointer = try WALCheckpointer(path: store.path)
@@ -71,6 +73,17 @@ final class EmbeddedBoardLog: BoardLog, @unchecked Sendable {
                 .imageRead(exchange: exchange, digest: digest,
                            .success(try store.image(digest: digest).map { StoredImage(type: $0.type, bytes: $0.bytes) }))
             }
+        case let .revoke(entry):
+            let logger = self.logger
+            let queued = reader.submit { store in
+                do {
+                    try store.revoke(entry)
+                } catch {
+                    logger.critical("a revocation could not be stored: it holds until the hub stops, not after",
+                                    metadata: ["revocation": "\(entry)", "error": "\(error)"])
+                }
+            }
+            if !queued { logger.critical("a revocation could not be queued for the store", metadata: ["revocation": "\(entry)"]) }
         case .propose, .fold, .restore, .follow, .unfollow, .presence:
             // A hub on its own store orders its boards itself: the core never asks these.
             logger.error("the embedded store was asked for cluster work", metadata: ["request": "\(request)"])
