@@ -88,6 +88,11 @@ struct IntentKeys {
         return waiters
     }
 
+    /// Every key with its first answer, as memory holds them (R15's write-back).
+    var answered: [(key: String, answer: KeyedAnswer)] {
+        entries.compactMap { key, entry in if case let .answered(answer) = entry { (key, answer) } else { nil } }
+    }
+
     /// An answer the store held (a key older than memory).
     mutating func remember(_ key: String, answer: KeyedAnswer) {
         guard entries[key] == nil else { return }

@@ -376,7 +376,20 @@ extension KindRoom {
         let (offset, version, image, frozen) = (shared.applied, version, replica.image, durableFrozen)
         return SharedRestore(board: name, logName: logName, seen: shared.seen, expected: expected, encode: {
             try Self.snapshotJSON(offset: offset, version: version, image: image, frozen: frozen)
-        }, answers: shared.answersSinceFold.map { (key: "k:" + $0.key, answer: KeyedAnswerText.encode($0.answer), offset: $0.offset) })
+        }, answers: writeBackAnswers())
+    }
+
+    /// R15: the first answers of every key this hub remembers (the ones
+    /// since its last fold with their offsets, the older ones it still
+    /// holds in memory at the write-back's offset): a resend of any of them
+    /// after the write-back gets its first answer, never a second effect.
+    private func writeBackAnswers() -> [(key: String, answer: String, offset: UInt64)] {
+        var out = shared.answersSinceFold.map { (key: "k:" + $0.key, answer: KeyedAnswerText.encode($0.answer), offset: $0.offset) }
+        let recent = Set(shared.answersSinceFold.map(\.key))
+        for (key, answer) in keys.answered where !recent.contains(key) {
+            out.append((key: "k:" + key, answer: KeyedAnswerText.encode(answer), offset: shared.applied))
+        }
+        return out
     }
 
     /// A `SharedSnapshot` written off the service thread: the operations
