@@ -28,6 +28,10 @@ public struct RequestHead: Sendable, CustomStringConvertible {
     public var ifNoneMatch: String?
     /// `Content-Length` of a request with a body.
     public var contentLength: Int?
+    /// `Content-Type`, as sent.
+    public var contentType: String?
+    /// `X-Forwarded-For`, as a proxy in front sent it (the first address is the client's).
+    public var forwardedFor: String?
 
     public init(path: String, queryNames: [String] = [], origin: String? = nil, host: String? = nil,
                 bearerToken: String? = nil, peerAddress: String = "", isTLS: Bool = false) {

@@ -58,6 +58,7 @@ extension WebSocketServer {
         }
         head.ifNoneMatch = header(wsi, WSI_TOKEN_HTTP_IF_NONE_MATCH)
         head.contentLength = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH).flatMap { Int($0) }
+        head.contentType = header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE)
         lastExchange += 1
         let exchange = HTTPExchange(id: lastExchange, wsi: wsi, head: head)
         if let old = user.load(as: UnsafeMutableRawPointer?.self) { release(old) }

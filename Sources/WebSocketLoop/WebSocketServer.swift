@@ -449,6 +449,7 @@ public final class WebSocketServer: @unchecked Sendable {
             peerAddress: peerAddress(wsi),
             isTLS: options.tls != nil)
         head.queryValues = query.values
+        head.forwardedFor = header(wsi, WSI_TOKEN_X_FORWARDED_FOR)
         return head
     }
 

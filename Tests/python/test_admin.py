@@ -416,3 +416,32 @@ def test_o6_in_a_cluster_a_revocation_through_one_hub_closes_on_the_other_within
         hub.stop()
     again = make_cluster_hub(redis_server, extra=flags, hub_id="h9")
     assert upgrade_status(again, "shared-vault", leaked) == 401
+
+
+def test_o1_an_action_from_a_page_of_another_site_or_not_as_json_is_refused(open_hub):
+    """On an open hub no token guards the API: a page of another site in the
+    operator's browser must not be able to act through it."""
+    board = Letters(open_hub, "csrf")
+    data = json.dumps({"name": "x", "board": "boards/csrf"}).encode()
+    for headers, status in ([{"Content-Type": "text/plain"}, 415],
+                            [{"Content-Type": "application/json", "Origin": "http://evil.example"}, 403]):
+        request = urllib.request.Request(f"http://127.0.0.1:{open_hub.port}/admin/api/disconnect", data=data, method="POST",
+                                         headers=headers)
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=5)
+        assert refused.value.code == status
+    own = {"Content-Type": "application/json", "Origin": f"http://127.0.0.1:{open_hub.port}"}
+    request = urllib.request.Request(f"http://127.0.0.1:{open_hub.port}/admin/api/disconnect", data=data, method="POST", headers=own)
+    with urllib.request.urlopen(request, timeout=5) as answer:
+        assert json.loads(answer.read()) == {"ok": True, "closed": 0}
+    assert board.ok({"type": "select", "letter": "C"})["order"] == ["C"]
+
+
+def test_o1_behind_a_proxy_an_open_hub_takes_the_forwarded_caller_not_the_proxy(open_hub):
+    request = urllib.request.Request(f"http://127.0.0.1:{open_hub.port}/admin/api/hubs", headers={"X-Forwarded-For": "203.0.113.9"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=5)
+    assert refused.value.code == 403
+    request = urllib.request.Request(f"http://127.0.0.1:{open_hub.port}/admin/api/hubs", headers={"X-Forwarded-For": "127.0.0.1"})
+    with urllib.request.urlopen(request, timeout=5) as answer:
+        assert answer.status == 200

@@ -9,14 +9,17 @@ enum AdminAccess: Equatable {
     case refused(status: UInt32, code: String, message: String)
 
     /// `verifier`: the hub's token check (nil on an open hub).
-    static func decide(bearer: String?, queryNames: [String], peer: String, verifier: TokenVerifier?, now: Date,
-                       revocations: Revocations = Revocations()) -> AdminAccess {
+    /// `forwardedFor`: the `X-Forwarded-For` a proxy in front added: the
+    /// caller is the first address there, not the proxy's.
+    static func decide(bearer: String?, queryNames: [String], peer: String, forwardedFor: String? = nil, verifier: TokenVerifier?,
+                       now: Date, revocations: Revocations = Revocations()) -> AdminAccess {
         if queryNames.contains("token") || queryNames.contains("access_token") {
             return .refused(status: 400, code: "bad_request",
                             message: "a token in the URL is refused (it ends up in logs); send Authorization: Bearer")
         }
         guard let verifier else {
-            return isLoopback(peer) ? .allowed(sub: "")
+            let caller = forwardedFor.map { String($0.split(separator: ",").first ?? "").trimmingCharacters(in: .whitespaces) } ?? peer
+            return isLoopback(peer) && isLoopback(caller) ? .allowed(sub: "")
                 : .refused(status: 403, code: "forbidden", message: "this hub has no keys: its console answers only on a loopback address")
         }
         guard let bearer else {

@@ -14,7 +14,7 @@ extension HubServer {
         let path = request.path
         let verifier = core.verifier
         let access = AdminAccess.decide(bearer: request.bearerToken, queryNames: request.queryNames, peer: request.peerAddress,
-                                        verifier: verifier, now: Date(), revocations: core.revocations)
+                                        forwardedFor: request.forwardedFor, verifier: verifier, now: Date(), revocations: core.revocations)
         if path == "/admin" || !path.hasPrefix("/admin/api/") {
             // The page carries no data; the token stays in its fragment. An
             // open hub shows even the page only on loopback (O1).
@@ -30,6 +30,7 @@ extension HubServer {
             if case let .refused(status, code, message) = access { return adminError(status, code, message) }
             return adminError(403, "forbidden", "not allowed")
         }
+        if request.method == "POST", let refusal = Self.crossSiteRefusal(request) { return refusal }
         let route = path.dropFirst("/admin/api/".count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         switch (request.method, route) {
         case ("GET", ["hubs"]):
@@ -59,6 +60,26 @@ extension HubServer {
         default:
             return adminError(404, "not_found", "no such call: \(request.method) \(path) (docs/ADMIN.md lists them)")
         }
+    }
+
+    /// An action must come as JSON (a page of another site cannot send that
+    /// without the hub's leave, CORS) and, from a browser, from a page of
+    /// this hub (its `Origin` is the hub's own host): on an open hub no token
+    /// stands between a page in the operator's browser and the API.
+    static func crossSiteRefusal(_ request: RequestHead) -> HTTPResponse? {
+        let type = request.contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        guard type == "application/json" else {
+            return HTTPResponse(status: 415, contentType: "application/json",
+                                body: Array(#"{"error":"bad_request","message":"send the action as Content-Type: application/json"}"#.utf8))
+        }
+        if let origin = request.origin, let host = request.host {
+            let from = origin.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(String.init)
+            guard from == host else {
+                return HTTPResponse(status: 403, contentType: "application/json",
+                                    body: Array(#"{"error":"forbidden","message":"an action from a page of another site is refused"}"#.utf8))
+            }
+        }
+        return nil
     }
 
     /// One hub's row of `GET /admin/api/hubs` (O2, O11).
