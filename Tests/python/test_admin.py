@@ -445,3 +445,33 @@ def test_o1_behind_a_proxy_an_open_hub_takes_the_forwarded_caller_not_the_proxy(
     request = urllib.request.Request(f"http://127.0.0.1:{open_hub.port}/admin/api/hubs", headers={"X-Forwarded-For": "127.0.0.1"})
     with urllib.request.urlopen(request, timeout=5) as answer:
         assert answer.status == 200
+
+
+# ---------------------------------------------------- O2-O4 in a cluster ----
+
+def test_o2_o4_every_hub_of_a_cluster_shows_every_hub_its_boards_and_connections(redis_server, make_cluster_hub):
+    a, b = (make_cluster_hub(redis_server, hub_id=f"hub-{x}", redis_timeout=4) for x in "ab")
+    ana, bo = Letters(a, "both", name="ana"), Letters(b, "both", name="bo")
+    ana.ok({"type": "select", "letter": "A"})
+    only_b = Todo(b, "just-b", name="cy")
+
+    def hubs_seen(hub):
+        return sorted(row["id"] for row in call(hub, "/admin/api/hubs")[1]["hubs"])
+    for hub in (a, b):
+        wait_until(lambda hub=hub: hubs_seen(hub) == ["hub-a", "hub-b"], 5, message="each hub lists both")
+
+    def boards_seen(hub):
+        return {(row["kind"], row["name"]): row for row in call(hub, "/admin/api/boards")[1]["boards"]}
+    for hub in (a, b):
+        rows = wait_until(lambda hub=hub: (lambda r: r if set(r) == {("boards", "both"), ("todo", "just-b")} and
+                                           r[("boards", "both")]["per_hub"] == {"hub-a": 1, "hub-b": 1} else None)(boards_seen(hub)),
+                          5, message="each hub lists every board with connections on any hub")
+        assert rows[("boards", "both")]["connections"] == 2 and rows[("boards", "both")]["names"] == ["ana", "bo"]
+        assert rows[("todo", "just-b")]["per_hub"] == {"hub-b": 1}
+
+    def connections_seen(hub):
+        answer = call(hub, "/admin/api/boards/boards/both")[1]
+        return sorted((c["hub"], c["name"]) for c in answer["connections"])
+    # The first look at a board asks the other hubs for its connections (through Redis, once a second each).
+    wait_until(lambda: connections_seen(a) == [("hub-a", "ana"), ("hub-b", "bo")], 10, message="a board's connections on every hub")
+    only_b.close()

@@ -41,7 +41,9 @@ extension HubCore {
 
     /// `GET /admin/api/boards/KIND/NAME` for a board held here, or nil.
     /// `wallAt`: the time of a monotonic stamp (the changes' times are kept monotonic).
-    func adminBoard(_ address: BoardAddress, wallAt: (UInt64) -> Date, facts: (UInt64) -> ConnectionFacts?) -> String? {
+    /// `others`: the other hubs' connections of the board (JSON arrays, a cluster's).
+    func adminBoard(_ address: BoardAddress, wallAt: (UInt64) -> Date, facts: (UInt64) -> ConnectionFacts?,
+                    others: [String] = []) -> String? {
         guard let room = boards[address.key] else { return nil }
         var out = "{\"kind\":"
         HubMessage.appendJSONString(address.pathSegment, to: &out)
@@ -64,7 +66,14 @@ extension HubCore {
             }
             out += ",\"answer\":" + Self.jsonString(change.answer) + ",\"version\":\(change.version)}"
         }
-        out += "],\"connections\":["
+        let all = ([adminConnectionsJSON(room, facts: facts)] + others).map { $0.dropFirst().dropLast() }.filter { !$0.isEmpty }
+        out += "],\"connections\":[" + all.joined(separator: ",") + "]"
+        return out + "}"
+    }
+
+    /// The connections of `room` on this hub, as a JSON array (O4).
+    func adminConnectionsJSON(_ room: BoardRoom, facts: (UInt64) -> ConnectionFacts?) -> String {
+        var out = "["
         for (index, (id, member)) in room.members.sorted(by: { $0.key < $1.key }).enumerated() {
             if index > 0 { out += "," }
             let known = facts(id)
@@ -76,7 +85,7 @@ extension HubCore {
             out += ",\"since\":" + (known.map { Self.jsonString(Self.rfc3339($0.since)) } ?? "null")
             out += ",\"client\":" + Self.jsonString(client) + ",\"queued_bytes\":\(known?.queuedBytes ?? 0)}"
         }
-        return out + "]}"
+        return out + "]"
     }
 
     /// The connections of this hub that a disconnect names (O5): one by id,

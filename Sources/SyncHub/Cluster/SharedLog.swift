@@ -23,12 +23,19 @@ final class SharedLog: BoardLog, @unchecked Sendable {
     /// O6: what the cluster's first server held at start (`synchub:revoked`).
     private let startRevocations = Mutex<[Revocations.Entry]>([])
     var revocationsAtStart: [Revocations.Entry] { startRevocations.withLock { $0 } }
+    /// O2-O4 through the first server.
+    let console: ClusterConsole
+    var clusterConsole: ClusterConsole? { console }
     private var deliver: @Sendable ([StoreAnswer]) -> Void { delivery.withLock { $0 } }
 
     init(servers: [RedisServerAddress], settings: SharedLogConnectionSettings, logger: Logger) {
         self.settings = settings
         self.logger = logger
-        shards = servers.enumerated().map { SharedLogShard(address: $1, settings: settings, logger: logger, keepsRevocations: $0 == 0) }
+        let console = ClusterConsole(hubID: settings.hubID)
+        self.console = console
+        shards = servers.enumerated().map {
+            SharedLogShard(address: $1, settings: settings, logger: logger, keepsRevocations: $0 == 0, console: $0 == 0 ? console : nil)
+        }
         // Reads wait for at most a few seconds' joins: past that a stalled
         // server's reads are answered `failed` at once.
         readers = shards.map { shard in

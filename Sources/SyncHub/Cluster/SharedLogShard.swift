@@ -76,8 +76,13 @@ final class SharedLogShard: @unchecked Sendable {
     private let keepsRevocations: Bool
     static let revokedKey = "synchub:revoked"
 
-    init(address: RedisServerAddress, settings: SharedLogConnectionSettings, logger: Logger, keepsRevocations: Bool = false) {
+    /// O2-O4: the console's exchange, on the first server only.
+    private let console: ClusterConsole?
+
+    init(address: RedisServerAddress, settings: SharedLogConnectionSettings, logger: Logger, keepsRevocations: Bool = false,
+         console: ClusterConsole? = nil) {
         self.keepsRevocations = keepsRevocations
+        self.console = console
         self.address = address
         self.settings = settings
         self.logger = logger
@@ -771,6 +776,7 @@ final class SharedLogShard: @unchecked Sendable {
             note { $0.behind = behind }
             if !departed.isEmpty { _ = try connection.pipeline(departed) }
             if !news.isEmpty { deliver(news) }
+            try console?.exchange(on: connection, nowMillis: nowMillis)
         } catch {
             note { $0.count(error); $0.up = false }
         }

@@ -34,13 +34,22 @@ extension HubServer {
         let route = path.dropFirst("/admin/api/".count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         switch (request.method, route) {
         case ("GET", ["hubs"]):
-            return adminJSON("{\"hubs\":[" + hubRow() + "]}")
+            log?.clusterConsole?.noteAsked(board: nil)
+            let others = log?.clusterConsole?.otherRows.sorted { $0.key < $1.key }.map(\.value) ?? []
+            return adminJSON("{\"hubs\":[" + ([hubRow()] + others).joined(separator: ",") + "]}")
         case ("GET", ["boards"]):
+            log?.clusterConsole?.noteAsked(board: nil)
             let kind = request.queryValues["kind"].flatMap { $0.isEmpty ? nil : $0 }
-            let rows = core.adminBoardRows(kind: kind, query: request.queryValues["q"],
-                                           bytesPerSecond: { [traffic] in traffic.perSecond($0, nowNanos: WebSocketServer.nowNanos()) })
+            var rows = core.adminBoardRows(kind: kind, query: request.queryValues["q"], bytesPerSecond: bytesPerSecond)
+            if let others = log?.clusterConsole?.otherBoards, !others.isEmpty {
+                rows = AdminBoardMerge.merge(own: core.adminBoardRows(kind: nil, query: nil, bytesPerSecond: bytesPerSecond),
+                                             others: Array(others.values), kind: kind, query: request.queryValues["q"])
+            }
             return adminJSON("{\"stored\":\(core.boards.count),\"boards\":[" + rows.joined(separator: ",") + "]}")
         case ("GET", let parts) where parts.count == 3 && parts[0] == "boards":
+            if case let .success(address) = BoardAddress.parse(path: "/\(parts[1])/\(parts[2])") {
+                log?.clusterConsole?.noteAsked(board: address.logName)
+            }
             return adminBoard(kind: parts[1], name: parts[2], exchange: exchange)
         case ("GET", ["audit"]):
             return adminJSON("{\"entries\":[" + audit.newestFirst.map(\.json).joined(separator: ",") + "]}")
@@ -109,12 +118,35 @@ extension HubServer {
     }
 
     private func adminBoardJSON(_ address: BoardAddress) -> String? {
-        core.adminBoard(address, wallAt: { [started] in started.wall.addingTimeInterval(Double(Int64(bitPattern: $0 &- started.nanos)) / 1e9) }) { [self] id in
-            guard let connection = server.connections[id] else { return nil }
-            let facts = connectionFacts[id]
-            return HubCore.ConnectionFacts(address: connection.peerAddress, since: facts?.since ?? Date(),
-                                           fromBrowser: facts?.fromBrowser ?? false, queuedBytes: connection.queuedBytes)
+        core.adminBoard(address, wallAt: { [started] in started.wall.addingTimeInterval(Double(Int64(bitPattern: $0 &- started.nanos)) / 1e9) },
+                        facts: connectionFacts(of:), others: log?.clusterConsole?.otherConnections(of: address.logName) ?? [])
+    }
+
+    private func connectionFacts(of id: UInt64) -> HubCore.ConnectionFacts? {
+        guard let connection = server.connections[id] else { return nil }
+        let facts = connectionFacts[id]
+        return HubCore.ConnectionFacts(address: connection.peerAddress, since: facts?.since ?? Date(),
+                                       fromBrowser: facts?.fromBrowser ?? false, queuedBytes: connection.queuedBytes)
+    }
+
+    private func bytesPerSecond(_ board: String) -> Double {
+        traffic.perSecond(board, nowNanos: WebSocketServer.nowNanos())
+    }
+
+    /// Once a second in a cluster: this hub's row for the other hubs'
+    /// consoles, and while one is open its boards and the connections of
+    /// the board it looks at (docs/ADMIN.md: nothing of it while none is).
+    func publishConsole(nowNanos: UInt64) {
+        guard let console = log?.clusterConsole, nowNanos / 1_000_000_000 != lastConsoleSecond else { return }
+        lastConsoleSecond = nowNanos / 1_000_000_000
+        let open = console.openConsoles
+        let boards = open.map { _ in "[" + core.adminBoardRows(kind: nil, query: nil, bytesPerSecond: bytesPerSecond).joined(separator: ",") + "]" }
+        var connections: [String: String] = [:]
+        for board in open ?? [] where !board.isEmpty {
+            guard let room = core.boards.values.first(where: { $0.logName == board }) else { continue }
+            connections[board] = core.adminConnectionsJSON(room, facts: connectionFacts(of:))
         }
+        console.publish(row: hubRow(), boards: boards, connections: connections)
     }
 
     /// O5 on this hub: closes the named connections with 4409.

@@ -37,6 +37,8 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     /// many connections it closed in the current second.
     var drain: (deadline: UInt64, second: UInt64, closed: Int)?
     var drainSeconds: UInt64 = 60
+    /// The second the console's part was last handed to the cluster (`publishConsole`).
+    var lastConsoleSecond: UInt64 = 0
     let logger: Logger
     /// Origins, connect rates and the books of connections without a token yet.
     private var gate: UpgradeGate
@@ -240,6 +242,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         gate.sweep(now: nowNanos)
         process.update(nowNanos: nowNanos)
         drainStep(nowNanos: nowNanos)
+        publishConsole(nowNanos: nowNanos)
         if nowNanos / 1_000_000_000 % 10 == 0 { traffic.keep { self.core.boards[$0] != nil } }
         handle(.tick)
     }

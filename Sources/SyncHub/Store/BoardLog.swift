@@ -31,11 +31,14 @@ protocol BoardLog: AnyObject, Sendable {
     var adminRedisJSON: String? { get }
     /// O6: the revocations the store held when the hub started.
     var revocationsAtStart: [Revocations.Entry] { get }
+    /// O2-O4: what the hubs of a cluster tell each other for the console (nil: one hub).
+    var clusterConsole: ClusterConsole? { get }
 }
 
 extension BoardLog {
     var adminRedisJSON: String? { nil }
     var revocationsAtStart: [Revocations.Entry] { [] }
+    var clusterConsole: ClusterConsole? { nil }
 }
 
 /// One thread that runs a store's jobs in order, each on `Resource` (a

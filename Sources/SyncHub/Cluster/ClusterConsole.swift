@@ -1,0 +1,140 @@
+import Foundation
+
+/// What the hubs of a cluster tell each other for the operator's console
+/// (docs/ADMIN.md, O2-O4), through the cluster's first Redis server: each
+/// hub's row every second; while a console is open (a console request in
+/// the last 10 s, `synchub:console:open`), its boards; and the connections
+/// of the board a console looks at. Written and read by the first server's
+/// follower once a second (`exchange`); the service thread hands its part
+/// in and reads the others' (`publish`, `rows`...). Guarded by `lock`.
+final class ClusterConsole: @unchecked Sendable {
+    // Sendable: every mutable property is guarded by `lock`.
+    private let lock = NSLock()
+    private let hubID: String
+    /// This hub's part, as the service thread last made it.
+    private var ownRow = ""
+    private var ownBoards: String?
+    private var ownConnections: [String: String] = [:]
+    /// A console asked this hub lately (the board it looks at, or "").
+    private var askedAt: Date?
+    private var asked = ""
+    /// What the follower last read: per other hub, its row, boards and
+    /// the watched board's connections (JSON), and whether a console is open.
+    private var others: [String: (row: String?, boards: String?, connections: [String: String])] = [:]
+    /// The boards the consoles of every hub look at ("" : a console with none), empty when none is open.
+    private var watched: Set<String> = []
+
+    static let rowsKey = "synchub:console:rows"
+    static let boardsKey = "synchub:console:boards"
+    static let connectionsKey = "synchub:console:connections"
+    static let openKey = "synchub:console:open"
+    /// A hub's entry older than this is of a hub that died (O2: it leaves within 10 s).
+    static let freshMillis: Int64 = 5_000
+
+    init(hubID: String) {
+        self.hubID = hubID
+    }
+
+    // MARK: The service thread
+
+    /// This hub's row, its boards (only while a console is open) and the
+    /// connections of the board a console looks at.
+    func publish(row: String, boards: String?, connections: [String: String]) {
+        lock.lock()
+        ownRow = row
+        ownBoards = boards
+        ownConnections = connections
+        lock.unlock()
+    }
+
+    /// A console request came to this hub (looking at `board`, or none).
+    func noteAsked(board: String?) {
+        lock.lock()
+        askedAt = Date()
+        asked = board ?? ""
+        lock.unlock()
+    }
+
+    /// The boards open consoles look at ("" for a console that looks at
+    /// none); nil when no console is open on any hub.
+    var openConsoles: Set<String>? {
+        lock.lock()
+        defer { lock.unlock() }
+        return watched.isEmpty ? nil : watched
+    }
+
+    /// The other live hubs' rows, by id.
+    var otherRows: [String: String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return others.compactMapValues(\.row)
+    }
+
+    /// The other hubs' board lists (JSON arrays), by id.
+    var otherBoards: [String: String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return others.compactMapValues(\.boards)
+    }
+
+    /// The other hubs' connections of `board` (JSON arrays).
+    func otherConnections(of board: String) -> [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return others.values.compactMap { $0.connections[board] }
+    }
+
+    // MARK: The follower's thread
+
+    /// One round with the first server (once a second): writes this hub's
+    /// part, reads the others'. `nowMillis`: the server's clock.
+    func exchange(on connection: RedisConnection, nowMillis: Int64) throws(RedisFailure) {
+        lock.lock()
+        let (row, boards, connections) = (ownRow, ownBoards, ownConnections)
+        let asking = askedAt.map { Date().timeIntervalSince($0) < 10 } == true ? asked : nil
+        lock.unlock()
+        let stamp = String(nowMillis)
+        // Nothing of this hub before the service thread made its row.
+        var commands: [[String]] = row.isEmpty ? [] : [["HSET", Self.rowsKey, hubID, stamp + " " + row]]
+        commands.append(boards.map { ["HSET", Self.boardsKey, hubID, stamp + " " + $0] } ?? ["HDEL", Self.boardsKey, hubID])
+        // One line a watched board: `BOARD JSON`.
+        let lines = connections.map { $0.key + " " + $0.value }.joined(separator: "\n")
+        commands.append(lines.isEmpty ? ["HDEL", Self.connectionsKey, hubID] : ["HSET", Self.connectionsKey, hubID, stamp + " " + lines])
+        if let asking { commands.append(["HSET", Self.openKey, hubID, stamp + " " + asking]) }
+        let reads = commands.count
+        commands += [["HGETALL", Self.rowsKey], ["HGETALL", Self.boardsKey], ["HGETALL", Self.connectionsKey], ["HGETALL", Self.openKey]]
+        let replies = try connection.pipeline(commands)
+        var seen: [String: (row: String?, boards: String?, connections: [String: String])] = [:]
+        var looking: Set<String> = []
+        var departed: [[String]] = []
+        for (index, key) in [Self.rowsKey, Self.boardsKey, Self.connectionsKey, Self.openKey].enumerated() {
+            let parts = replies[reads + index].elements
+            for pair in stride(from: 0, to: parts.count - 1, by: 2) {
+                guard let hub = parts[pair].text, let value = parts[pair + 1].text,
+                      let space = value.firstIndex(of: " "), let at = Int64(value[..<space]) else { continue }
+                if nowMillis - at > 60_000 { departed.append(["HDEL", key, hub]) }
+                let body = String(value[value.index(after: space)...])
+                if index == 3 {
+                    // Consoles of every hub, this one's too: open for 10 s after their last request.
+                    if nowMillis - at <= 10_000 { looking.insert(body) }
+                    continue
+                }
+                guard hub != hubID, nowMillis - at <= Self.freshMillis, !body.isEmpty else { continue }
+                switch index {
+                case 0: seen[hub, default: (nil, nil, [:])].row = body
+                case 1: seen[hub, default: (nil, nil, [:])].boards = body
+                default:
+                    for line in body.split(separator: "\n") {
+                        guard let split = line.firstIndex(of: " ") else { continue }
+                        seen[hub, default: (nil, nil, [:])].connections[String(line[..<split])] = String(line[line.index(after: split)...])
+                    }
+                }
+            }
+        }
+        if !departed.isEmpty { _ = try connection.pipeline(departed) }
+        lock.lock()
+        others = seen
+        watched = looking
+        lock.unlock()
+    }
+}
