@@ -46,11 +46,11 @@ struct BoardTraffic {
     private var buckets: [String: (second: UInt64, bytes: [UInt64])] = [:]
 
     mutating func note(_ bytes: Int, board: String, nowNanos: UInt64) {
+        guard bytes > 0 else { return }
         let second = nowNanos / 1_000_000_000
-        var entry = buckets[board] ?? (second, [UInt64](repeating: 0, count: 10))
-        Self.advance(&entry, to: second)
-        entry.bytes[Int(second % 10)] &+= UInt64(bytes)
-        buckets[board] = entry
+        // In place: no copy of the buckets per publish.
+        Self.advance(&buckets[board, default: (second, [UInt64](repeating: 0, count: 10))], to: second)
+        buckets[board]?.bytes[Int(second % 10)] &+= UInt64(bytes)
     }
 
     /// Bytes per second over the last ten seconds.

@@ -82,6 +82,12 @@ extension HubCore {
             actions.append(.close(connection: connection, code: 1013, reason: String(refusal.message.prefix(120))))
             return
         }
+        if let grant, revocations.revokes(grant) {
+            // O6: revoked while the board was read.
+            counters.authRefused += 1
+            actions.append(.close(connection: connection, code: 4401, reason: "token revoked"))
+            return
+        }
         if let grant, wallClock >= grant.expiry {
             // A10: it ran out while the board was read.
             counters.authExpired += 1

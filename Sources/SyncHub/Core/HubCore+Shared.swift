@@ -351,6 +351,8 @@ extension HubCore {
 
     private mutating func unavailable(_ proposal: PendingProposal, in room: BoardRoom, actions: inout [HubAction]) {
         counters.answeredUnavailable += 1
+        // A freeze not known to be in the log: refuse as the log says so far.
+        if proposal.freeze != nil { room.frozen = room.durableFrozen }
         if proposal.isOpening {
             room.openingInFlight = false
             markForPublish(room)

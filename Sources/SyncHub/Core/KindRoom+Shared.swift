@@ -281,7 +281,8 @@ extension KindRoom {
                 }
             } else if let freeze = entry.frozen {
                 // O7: every hub freezes (or thaws) the board at this place in the log.
-                if frozen != freeze || durableFrozen != freeze { version += 1 }
+                // Judged on what the log said so far, alike on every hub.
+                if durableFrozen != freeze { version += 1 }
                 frozen = freeze
                 durableFrozen = freeze
                 answer = .ack(version: version)
@@ -461,7 +462,9 @@ extension KindRoom {
         var entry = Entry(hub: core.sharedHubID, number: 0, author: "")
         entry.frozen = freeze
         frozen = freeze   // refused from now on here; every hub once applied
-        core.propose({ Self.entryJSON(entry, number: $0) }, in: self, waiting: PendingProposal(connection: answerTo, ref: nil, deadline: 0))
+        var waiting = PendingProposal(connection: answerTo, ref: nil, deadline: 0)
+        waiting.freeze = freeze
+        core.propose({ Self.entryJSON(entry, number: $0) }, in: self, waiting: waiting)
     }
 
     /// Loads a shared board: its snapshot (if the log was ever folded);

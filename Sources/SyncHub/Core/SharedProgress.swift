@@ -139,6 +139,8 @@ struct PendingProposal {
     /// R15: not appended (the log's server is fenced until then, monotonic
     /// nanoseconds, or the board is being written back): proposed again after.
     var retryAt: UInt64?
+    /// O7: a freeze (true) or thaw (false) the console asked for.
+    var freeze: Bool?
 }
 
 /// Thin changes of this hub's connections proposed and not yet applied,

@@ -14,7 +14,8 @@ extension HubServer {
         let path = request.path
         let verifier = core.verifier
         let access = AdminAccess.decide(bearer: request.bearerToken, queryNames: request.queryNames, peer: request.peerAddress,
-                                        forwardedFor: request.forwardedFor, verifier: verifier, now: Date(), revocations: core.revocations)
+                                        proxied: request.forwardedFor != nil, host: request.host, verifier: verifier, now: Date(),
+                                        revocations: core.revocations)
         if path == "/admin" || !path.hasPrefix("/admin/api/") {
             // The page carries no data; the token stays in its fragment. An
             // open hub shows even the page only on loopback (O1).
@@ -24,7 +25,10 @@ extension HubServer {
             guard let file = web.file(for: path == "/admin" || path == "/admin/" ? "/admin.html" : String(path.dropFirst("/admin".count))) else {
                 return .text(404, "not found: the console is at /admin")
             }
-            return HTTPResponse(status: 200, contentType: file.type, body: file.body, cacheable: false)
+            var page = HTTPResponse(status: 200, contentType: file.type, body: file.body, cacheable: false)
+            // Never in a frame of another page (a framed console would take its clicks).
+            page.contentSecurityPolicy = "frame-ancestors 'none'"
+            return page
         }
         guard case let .allowed(admin) = access else {
             if case let .refused(status, code, message) = access { return adminError(status, code, message) }
@@ -52,7 +56,9 @@ extension HubServer {
             }
             return adminBoard(kind: parts[1], name: parts[2], exchange: exchange)
         case ("GET", ["audit"]):
-            return adminJSON("{\"entries\":[" + audit.newestFirst.map(\.json).joined(separator: ",") + "]}")
+            // The newest `limit` (default 500, at most all 10,000 kept).
+            let limit = request.queryValues["limit"].flatMap { Int($0) }.map { max(1, min($0, AuditTrail.kept)) } ?? 500
+            return adminJSON("{\"entries\":[" + audit.newestFirst.prefix(limit).map(\.json).joined(separator: ",") + "]}")
         case ("POST", ["disconnect"]):
             return adminDisconnect(body, by: admin, from: request.peerAddress)
         case ("POST", ["revoke"]):

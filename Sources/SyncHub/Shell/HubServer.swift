@@ -119,8 +119,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
                 return .success(Admission(route: .board(address.key), origin: request.origin))
             }
             do throws(TokenRefusal) {
-                let grant = try verifier.verify(token, now: Date())
-                if core.revocations.revokes(grant) { throw TokenRefusal.revoked }
+                let grant = try verifiedGrant(token, with: verifier)
                 guard grant.role(for: address) != nil else {
                     core.counters.authForbidden += 1
                     logger.info("upgrade refused 403", metadata: ["board": "\(address)", "sub": "\(grant.sub)", "peer": "\(request.peerAddress)"])
@@ -341,6 +340,15 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// A token checked now, and against the operators' revocations (O6):
+    /// every token the shell takes (upgrades, HTTP) goes through here.
+    func verifiedGrant(_ token: String, with verifier: TokenVerifier? = nil) throws(TokenRefusal) -> Grant {
+        guard let verifier = verifier ?? core.verifier else { throw .missing }
+        let grant = try verifier.verify(token, now: Date())
+        if core.revocations.revokes(grant) { throw .revoked }
+        return grant
     }
 
     /// Compares a presented secret with the configured one in time that does

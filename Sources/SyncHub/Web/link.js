@@ -236,6 +236,12 @@
           clearTimeout(retryTimer);
           retryTimer = null;
           showDenied(denied);
+        } else if (ev.code === 4409) {
+          // An operator put this connection out (O5): back after 30 s, not before.
+          clearTimeout(retryTimer);
+          pausedUntil = Date.now() + 30000;
+          showConn('reconnecting', `(${ev.reason || 'disconnected by an operator'}; back in 30s)`);
+          retryTimer = setTimeout(connect, 30000);
         } else {
           scheduleReconnect();
         }
@@ -254,7 +260,8 @@
       retryTimer = setTimeout(connect, delay);
       if (opts.onRetry) opts.onRetry(delay);
     }
-    function reconnectNow() { if (ws === null && retryTimer !== null && denied === null) connect(); }
+    let pausedUntil = 0;
+    function reconnectNow() { if (ws === null && retryTimer !== null && denied === null && Date.now() >= pausedUntil) connect(); }
 
     function send(obj) {
       if (ws && live && ws.readyState === WebSocket.OPEN) { ws.send(JSON.stringify(obj)); return true; }
