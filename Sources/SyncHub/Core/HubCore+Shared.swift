@@ -296,7 +296,7 @@ extension HubCore {
 
     /// Proposals held for a write-back go again.
     private mutating func resumeProposals(_ room: BoardRoom, actions: inout [HubAction]) {
-        for (number, proposal) in room.shared.proposals where proposal.retryAt == .max {
+        for (number, proposal) in room.shared.proposals.sorted(by: { $0.key < $1.key }) where proposal.retryAt == .max {
             retry(number, proposal, in: room)
         }
     }
@@ -329,7 +329,9 @@ extension HubCore {
         guard !proposalBoards.isEmpty else { return }
         for board in proposalBoards {
             guard let room = boards[board] else { proposalBoards.remove(board); continue }
-            for (number, proposal) in room.shared.proposals {
+            // In proposal order: a connection's changes go to the log in the
+            // order it sent them, also when they are proposed again.
+            for (number, proposal) in room.shared.proposals.sorted(by: { $0.key < $1.key }) {
                 if now >= proposal.deadline {
                     room.shared.proposals[number] = nil
                     room.speculation.settle(number, of: proposal.connection)

@@ -149,4 +149,23 @@ struct SharedHistoryTests {
         hub.handle(.store(.logHead(board: "k", ahead, lost: false)))
         #expect(hub.loads.map(\.after) == [3], "a second without progress: read from where it is")
     }
+
+    /// Found by the conformance suite: fenced proposals went again in the
+    /// order of a dictionary, so a client's select-then-deselect could land
+    /// as deselect-then-select.
+    @Test func fencedProposalsGoAgainInTheOrderTheyWereMade() throws {
+        var (hub, _) = Self.hubWithThreeEntries()
+        for letter in ["D", "E", "F", "A", "B", "C"] {
+            _ = hub.frame(1, #"{"type":"select","letter":"\#(letter)"}"#)
+        }
+        let first = hub.takeProposals()
+        #expect(first.count >= 3)
+        for proposal in first {
+            hub.handle(.store(.appended(board: "k", number: proposal.number, result: .fenced(milliseconds: 100))))
+        }
+        hub.clock.nanos += 200_000_000
+        hub.handle(.tick)
+        let again = hub.takeProposals().map(\.number)
+        #expect(again == first.map(\.number).sorted() && again.count == first.count)
+    }
 }

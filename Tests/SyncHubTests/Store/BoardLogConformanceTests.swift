@@ -137,10 +137,12 @@ final class StorePlace {
             }
         }
         #expect(folded, "the store keeps a fold instead of every change")
+        let firstCounters = first.core.counters
         first.stop()
         let fresh = try place.hub("b", seating: 2)
         #expect(fresh.state("k")?["order"] as? [String] == ["Z"])
-        #expect(fresh.state("k")?["version"] as? Int == 49)
+        #expect(fresh.state("k")?["version"] as? Int == 49,
+                "first: lost \(firstCounters.sharedHistoryLost) back \(firstCounters.sharedWrittenBack) gaps \(firstCounters.sharedGaps); fresh: \(fresh.core.counters.sharedGaps) \(fresh.core.boards["k"]?.shared.applied ?? 0)")
     }
 
     @Test(arguments: StoreUnderTest.allCases)
