@@ -48,6 +48,18 @@ def free_port():
     raise RuntimeError(f"no free port left in {ports.start}-{ports.stop - 1}")
 
 
+def own_address():
+    """An IPv4 address of this machine that is not loopback, or None: the
+    source address of a route out (a UDP connect sends nothing)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.123", 9))
+            address = s.getsockname()[0]
+        except OSError:
+            return None
+    return None if address.startswith("127.") else address
+
+
 class ProcessLog:
     """A child process's output in a file the child appends to (O_APPEND),
     read back through a handle of our own. With one shared TemporaryFile the

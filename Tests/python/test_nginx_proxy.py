@@ -28,7 +28,7 @@ from websockets.exceptions import ConnectionClosed
 from auth_tokens import claims, mint, secret_file
 from cluster_support import (free_port, make_cluster_hub, make_redis, metric_value, redis_server,  # noqa: F401
                              wait_until)
-from hubprocess import BIN, ROOT
+from hubprocess import BIN, ROOT, own_address
 from kind_client import KindClient
 import shop_rules
 
@@ -50,19 +50,20 @@ for tool, package in ((NGINX, "nginx"), (shutil.which("openssl"), "openssl"),
 # ------------------------------------------------------------ the proxy ----
 
 
-def substitute(text: str, pattern: str, replacement: str) -> str:
-    """`pattern` replaced where it matches: exactly once, or the shipped
-    file has changed shape and this test must be told how to run it."""
+def substitute(text: str, pattern: str, replacement: str, times: int = 1) -> str:
+    """`pattern` replaced where it matches: exactly `times` times, or the
+    shipped file has changed shape and this test must be told how to run it."""
     changed, count = re.subn(pattern, replacement, text, flags=re.MULTILINE)
-    assert count == 1, f"deploy/nginx.conf: {pattern!r} matched {count} times, not once"
+    assert count == times, f"deploy/nginx.conf: {pattern!r} matched {count} times, not {times}"
     return changed
 
 
-def proxy_config(shipped: str, port: int, hub_ports: list[int], cert: str, key: str) -> str:
-    """deploy/nginx.conf for this machine: its hubs, a free port, the test's certificate."""
+def proxy_config(shipped: str, port: int, hub_ports: list[int], cert: str, key: str, host="127.0.0.1") -> str:
+    """deploy/nginx.conf for this machine: its hubs (in both upstreams: the
+    boards' and the console's), a free port on `host`, the test's certificate."""
     servers = "".join(f"    server 127.0.0.1:{p};\n" for p in hub_ports)
-    text = substitute(shipped, r"^    server 127\.0\.0\.1:8080;\n", servers)
-    text = substitute(text, r"^(\s*)listen 443 ", rf"\g<1>listen 127.0.0.1:{port} ")
+    text = substitute(shipped, r"^    server 127\.0\.0\.1:8080;\n", servers, times=2)
+    text = substitute(text, r"^(\s*)listen 443 ", rf"\g<1>listen {host}:{port} ")
     text = substitute(text, r"^(\s*ssl_certificate\s+)\S+;", rf"\g<1>{cert};")
     return substitute(text, r"^(\s*ssl_certificate_key\s+)\S+;", rf"\g<1>{key};")
 
@@ -85,12 +86,13 @@ http {{
 
 
 class Proxy:
-    """nginx with the shipped configuration on 127.0.0.1:port in front of
-    `hubs`, its prefix a temporary directory; `cert` is the certificate
-    clients must trust (a throwaway self-signed one for 127.0.0.1)."""
+    """nginx with the shipped configuration on host:port (127.0.0.1 unless
+    told) in front of `hubs`, its prefix a temporary directory; `cert` is the
+    certificate clients must trust (a throwaway self-signed one for that
+    address)."""
 
-    def __init__(self, port: int, hubs: list):
-        self.port, self.proc, self.log = port, None, None
+    def __init__(self, port: int, hubs: list, host: str = "127.0.0.1"):
+        self.port, self.host, self.proc, self.log = port, host, None, None
         # Readable by nginx's workers, which drop root for nobody.
         self.prefix = tempfile.mkdtemp(prefix="synchub-nginx-")
         os.chmod(self.prefix, 0o755)
@@ -104,10 +106,11 @@ class Proxy:
     def _start(self, hubs):
         subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
                         "-nodes", "-days", "2", "-subj", "/CN=boards.example.org",
-                        "-addext", "subjectAltName=DNS:boards.example.org,IP:127.0.0.1",
+                        "-addext", f"subjectAltName=DNS:boards.example.org,IP:{self.host}",
                         "-keyout", self.key, "-out", self.cert], check=True, capture_output=True)
         with open(f"{self.prefix}/synchub.conf", "w") as f:
-            f.write(proxy_config(SHIPPED.read_text(), self.port, [h.port for h in hubs], self.cert, self.key))
+            f.write(proxy_config(SHIPPED.read_text(), self.port, [h.port for h in hubs], self.cert, self.key,
+                                 self.host))
         with open(f"{self.prefix}/nginx.conf", "w") as f:
             f.write(MAIN_CONFIG.format(prefix=self.prefix))
         self.tls = ssl.create_default_context(cafile=self.cert)
@@ -138,8 +141,8 @@ class Proxy:
             self._skip_if_unbindable(log)
             raise AssertionError(f"nginx exited with {self.proc.returncode}:\n{log}")
         try:
-            with self.tls.wrap_socket(socket.create_connection(("127.0.0.1", self.port), 1),
-                                      server_hostname="127.0.0.1"):
+            with self.tls.wrap_socket(socket.create_connection((self.host, self.port), 1),
+                                      server_hostname=self.host):
                 return True
         except OSError:
             return False
@@ -151,14 +154,14 @@ class Proxy:
     @property
     def origin(self) -> str:
         """The public origin a browser names: the proxy's scheme, host and port."""
-        return f"https://127.0.0.1:{self.port}"
+        return f"https://{self.host}:{self.port}"
 
     def wss(self, path: str) -> str:
-        return f"wss://127.0.0.1:{self.port}{path}"
+        return f"wss://{self.host}:{self.port}{path}"
 
     def request(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None):
         """One HTTPS request through the proxy: (status, lower-case headers, body)."""
-        conn = http.client.HTTPSConnection("127.0.0.1", self.port, timeout=TIMEOUT, context=self.tls)
+        conn = http.client.HTTPSConnection(self.host, self.port, timeout=TIMEOUT, context=self.tls)
         return exchange(conn, method, path, body, headers)
 
     def stop(self):
@@ -183,9 +186,9 @@ class Deployment:
         self.proxy, self.hubs, self.secret = proxy, hubs, secret
         self.opened = []
 
-    def client(self, kind, board, name="ana"):
+    def client(self, kind, board, name="ana", role="admin"):
         """A Proxied client, closed at the end of the test if not before."""
-        c = Proxied(self.proxy, self.secret, kind, board, name)
+        c = Proxied(self.proxy, self.secret, kind, board, name, role)
         self.opened.append(c)
         return c
 
@@ -203,15 +206,16 @@ def deployment(redis_server, make_cluster_hub, tmp_path):
     port = free_port()
     flags = ["--auth-secret-file", secret, "--allowed-origin", f"https://127.0.0.1:{port}",
              "--metrics-token", METRICS_TOKEN]
-    hubs = [make_cluster_hub(redis_server, extra=flags, log_level="warning") for _ in range(2)]
+    hubs = [make_cluster_hub(redis_server, extra=flags, log_level="warning", hub_id=f"proxied-{i}") for i in range(2)]
     deployment = Deployment(Proxy(port, hubs), hubs, secret)
     yield deployment
     deployment.close()
 
 
-def token(secret, sub="ana"):
-    """A token that may do anything on every board, as a shop's staff."""
-    return mint(secret, claims(sub=sub, boards={"*": "admin"}))
+def token(secret, sub="ana", role="admin"):
+    """A token with `role` on every board: by default it may do anything, as
+    a shop's staff (and the operator's console: admin on `*`)."""
+    return mint(secret, claims(sub=sub, boards={"*": role}))
 
 
 class Proxied(KindClient):
@@ -221,10 +225,10 @@ class Proxied(KindClient):
 
     timeout = TIMEOUT
 
-    def __init__(self, proxy, secret, kind, board, name="ana"):
+    def __init__(self, proxy, secret, kind, board, name="ana", role="admin"):
         self.kind = kind
         self.connect_options = {"ssl": proxy.tls, "open_timeout": TIMEOUT, "origin": proxy.origin,
-                                "additional_headers": {"Authorization": f"Bearer {token(secret, name)}"}}
+                                "additional_headers": {"Authorization": f"Bearer {token(secret, name, role)}"}}
         super().__init__(proxy, board, name)
 
     def url(self, proxy, board):
@@ -305,7 +309,7 @@ def test_the_shipped_config_is_what_runs_with_only_ports_and_certificate_replace
         running = f.read()
     shipped = SHIPPED.read_text().splitlines()
     changed = [line for line in shipped if line not in running.splitlines()]
-    assert changed == ["    server 127.0.0.1:8080;", "    listen 443 ssl http2;",
+    assert changed == ["    server 127.0.0.1:8080;", "    server 127.0.0.1:8080;", "    listen 443 ssl http2;",
                        "    ssl_certificate     /etc/ssl/boards.example.org.pem;",
                        "    ssl_certificate_key /etc/ssl/boards.example.org.key;"], changed
     for hub in deployment.hubs:
@@ -422,3 +426,115 @@ def test_metrics_are_denied_through_the_proxy_even_with_the_operators_token(depl
     assert hub_get(deployment.hubs[0], "/metrics", METRICS_AUTH)[0] == 200     # there, on the hub's own port
     status, _, body = deployment.proxy.request("GET", path, headers=METRICS_AUTH)
     assert status == 403 and b"synchub_" not in body, (path, status, body[:200])
+
+
+# ------------------------------------------------------- the console ----
+# The operator's console (docs/ADMIN.md, O1-O12) through the proxy: the page
+# /admin and its files over https, its JSON API with an admin bearer token
+# (the page sends the one from its fragment the same way), and an action.
+
+
+def console(deployment, method, path, body=None, role="admin", sub="ops", origin=None):
+    """(status, JSON answer, headers) of one console call through the proxy,
+    with a token of `role` on `*` (None: no token), and an `Origin` if given
+    (a page sends its own with an action)."""
+    headers = {"Authorization": f"Bearer {token(deployment.secret, sub, role)}"} if role else {}
+    if origin:
+        headers["Origin"] = origin
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+        body = json.dumps(body).encode()
+    status, answered, raw = deployment.proxy.request(method, path, body, headers)
+    return status, json.loads(raw) if answered.get("content-type", "").startswith("application/json") else raw, answered
+
+
+def test_the_console_page_and_its_files_are_served_over_https(deployment):
+    proxy, hubs = deployment.proxy, deployment.hubs
+    for path in ("/admin", "/admin.js", "/admin.css", "/link.js"):
+        status, headers, body = proxy.request("GET", path)
+        assert status == 200 and (status, body) == hub_get(hubs[0], path), (path, status, headers)
+    status, headers, body = proxy.request("GET", "/admin")
+    assert headers["content-type"].startswith("text/html") and b'src="/admin.js"' in body, headers
+
+
+def test_the_console_api_answers_through_the_proxy_to_an_admin_token_only(deployment):
+    ids = {f"proxied-{i}" for i in range(len(deployment.hubs))}
+    status, answer, headers = console(deployment, "GET", "/admin/api/hubs")
+    assert status == 200 and headers["content-type"].startswith("application/json"), (status, answer)
+    assert answer["hubs"] and {h["id"] for h in answer["hubs"]} <= ids, answer
+    for path in ("/admin/api/boards", "/admin/api/boards?kind=todo&q=x", "/admin/api/boards/todo/nobody-here",
+                 "/admin/api/audit"):
+        assert console(deployment, "GET", path)[0] == 200, path
+    status, answer, _ = console(deployment, "GET", "/admin/api/hubs", role=None)
+    assert status == 401 and answer["error"] == "unauthorized", (status, answer)
+    status, answer, _ = console(deployment, "GET", "/admin/api/hubs", role="write")
+    assert status == 403 and answer["error"] == "forbidden", (status, answer)
+    admin = token(deployment.secret, "ops")
+    status, answer, _ = console(deployment, "GET", f"/admin/api/hubs?token={admin}")
+    assert status == 400 and admin.encode() not in answer, (status, answer)    # (text/plain: see the report)
+
+
+def test_the_console_talks_to_one_hub_through_the_proxy(deployment):
+    """The console's requests from one address reach one hub (the first
+    row of /admin/api/hubs is the answering hub's): in a cluster its audit
+    is the hub's own, and a disconnect or a drain acts on the hub that gets
+    it, so polls and clicks sent round robin would show one hub's audit then
+    the other's and act on the wrong hub half the time. The boards'
+    connections are still spread over both hubs."""
+    answering = [console(deployment, "GET", "/admin/api/hubs")[1]["hubs"][0]["id"] for _ in range(6)]
+    assert len(set(answering)) == 1, answering
+    assert console(deployment, "POST", "/admin/api/boards/todo/steady/freeze", {})[0] == 200
+    for _ in range(4):
+        entries = console(deployment, "GET", "/admin/api/audit")[1]["entries"]
+        assert [(e["action"], e["target"]) for e in entries] == [("freeze", "todo/steady")], entries
+    both_hubs_take_connections(deployment)
+
+
+def test_a_freeze_and_a_thaw_through_the_proxy_reach_a_client_behind_it(deployment):
+    """POST .../freeze through nginx, as the console's page sends it (with
+    the page's Origin: the proxy's scheme, host and port): the answer is the
+    hub's, a writer connected through nginx sees `"frozen": true` and its
+    intent refused `frozen`; POST .../thaw from a script (no Origin) lets it
+    change the board again."""
+    proxy = deployment.proxy
+    ana = deployment.client("todo", "aisle", role="write")
+    ana.ok({"type": "add", "after": None, "id": "rice", "title": "Rice", "memo": ""})
+    status, answer, _ = console(deployment, "POST", "/admin/api/boards/todo/aisle/freeze", {}, origin=proxy.origin)
+    assert status == 200 and answer["ok"] is True, (status, answer, proxy.errors()[-1500:])
+    assert ana.state_at(answer["version"]).get("frozen") is True
+    ana.refused({"type": "done", "id": "rice", "done": True}, "frozen")
+    status, answer, _ = console(deployment, "POST", "/admin/api/boards/todo/aisle/thaw", {})
+    assert status == 200 and answer["ok"] is True, (status, answer)
+    assert "frozen" not in ana.state_at(answer["version"])
+    assert ana.ok({"type": "done", "id": "rice", "done": True})["items"][0]["done"] is True
+    status, answer, _ = console(deployment, "POST", "/admin/api/boards/todo/aisle/freeze", {}, role="write")
+    assert status == 403, (status, answer)
+
+
+def test_an_open_hubs_console_is_not_opened_to_the_network_by_the_proxy(redis_server, make_cluster_hub):
+    """Two open hubs (no keys) on loopback behind nginx, which listens on an
+    address of this machine other than loopback and is called on it: the
+    console answers 403 through the proxy (the hub takes the caller from
+    X-Forwarded-For, which nginx sets to the peer it saw, replacing any the
+    caller sent, and whatever Host it names), while the boards' pages and
+    the hub's own port answer."""
+    address = own_address()
+    if address is None:
+        pytest.skip("this machine has no address but loopback to call nginx on")
+    hubs = [make_cluster_hub(redis_server, log_level="warning", hub_id=f"open-{i}") for i in range(2)]
+    proxy = Proxy(free_port(), hubs, host=address)
+    try:
+        for forged in ({}, {"X-Forwarded-For": "127.0.0.1"}, {"Host": "127.0.0.1"}):
+            for _ in hubs:
+                status, _, body = proxy.request("GET", "/admin/api/hubs", headers=forged)
+                assert status == 403 and json.loads(body)["error"] == "forbidden", (forged, status, body[:300])
+            status, _, body = proxy.request("POST", "/admin/api/boards/todo/open-door/freeze", b"{}",
+                                            {**forged, "Content-Type": "application/json"})
+            assert status == 403, (forged, status, body[:300])
+        for path in ("//admin/api/hubs", "/%61dmin/api/hubs", "/./admin/api/hubs", "/admin/api/../api/hubs"):
+            status, _, body = proxy.request("GET", path)
+            assert status in (403, 404) and b'"hubs"' not in body, (path, status, body[:300])
+        assert proxy.request("GET", "/todo/open-door")[0] == 200
+        assert hub_get(hubs[0], "/admin/api/hubs")[0] == 200          # on the hub's own port, from loopback
+    finally:
+        proxy.stop()

@@ -8,10 +8,10 @@ CA and a server certificate for 127.0.0.1 signed by it.
 The tests named `test_auth_*` run the hub with auth on (`--auth-secret-file`):
 the limits on connections that have not presented a valid token yet.
 """
-import asyncio, json, os, pathlib, socket, ssl, subprocess, tempfile, time, urllib.error, urllib.request
+import asyncio, json, os, pathlib, ssl, subprocess, tempfile, time, urllib.error, urllib.request
 import pytest
 import websockets
-from hubprocess import BIN, free_port
+from hubprocess import BIN, free_port, own_address
 
 SECRET_IN_URL = "SeCrEt-QuErY-ToKeN-1234567890"
 
@@ -262,17 +262,6 @@ def test_query_string_token_is_refused_400_and_never_logged(start_hub):
 
 
 # MARK: Abuse limits
-
-def own_address():
-    """An IPv4 address of this machine that is not loopback, or None."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        try:
-            s.connect(("192.0.2.123", 9))
-            address = s.getsockname()[0]
-        except OSError:
-            return None
-    return None if address.startswith("127.") else address
-
 
 def test_connects_beyond_the_per_minute_limit_get_429(start_hub):
     address = own_address()
