@@ -450,9 +450,6 @@ class TestUnderLoad:
         until(d, lambda s: not s["frozenBadge"] and s["freezeText"] == "Freeze"
               and board_row(s, "todo/ice")["cells"][B_FROZEN] == "", LIVE, "the page shows the board thawed")
 
-    @pytest.mark.xfail(strict=True, reason="console bug: GET /admin/api/boards keeps a board held in memory after its "
-                       "last connection left (connections 0; for good with --in-memory, --evict-after-seconds otherwise); "
-                       "O3 lists only boards with a connection")
     def test_a_board_whose_last_connection_left_leaves_the_list(self, loaded, browsers):
         hub, secret, load = loaded
         d = open_console(browsers, hub.port, admin_token(secret))

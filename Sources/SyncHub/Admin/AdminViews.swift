@@ -21,6 +21,8 @@ extension HubCore {
         let needle = query?.lowercased()
         for room in boards.values {
             if let kind, room.address.pathSegment != kind { continue }
+            // O3: boards with a connection on some hub (a board held for a read only, or emptied, is not listed).
+            if room.members.isEmpty, room.shared.remoteClients == 0 { continue }
             let names = room.localNames
             if let needle, !needle.isEmpty, !room.address.name.lowercased().contains(needle),
                !names.contains(where: { $0.lowercased().contains(needle) }) { continue }
@@ -29,8 +31,11 @@ extension HubCore {
             row += ",\"name\":"
             HubMessage.appendJSONString(room.address.name, to: &row)
             row += ",\"connections\":\(room.members.count + room.shared.remoteClients),\"per_hub\":{"
-            HubMessage.appendJSONString(hubID, to: &row)
-            row += ":\(room.members.count)},\"names\":" + Self.jsonArray((names + room.shared.remoteNames).sorted())
+            if !room.members.isEmpty {
+                HubMessage.appendJSONString(hubID, to: &row)
+                row += ":\(room.members.count)"
+            }
+            row += "},\"names\":" + Self.jsonArray((names + room.shared.remoteNames).sorted())
             row += ",\"version\":\(room.durableVersion),\"frozen\":\(room.durableFrozen)"
             row += ",\"changes_per_minute\":\(room.activity.perMinute(at: now))"
             row += ",\"bytes_per_second\":\(Int(bytesPerSecond(room.name).rounded()))}"

@@ -15,9 +15,9 @@ final class ClusterConsole: @unchecked Sendable {
     private var ownRow = ""
     private var ownBoards: String?
     private var ownConnections: [String: String] = [:]
-    /// A console asked this hub lately (the board it looks at, or "").
+    /// A console asked this hub lately, and the boards consoles looked at (when).
     private var askedAt: Date?
-    private var asked = ""
+    private var askedBoards: [String: Date] = [:]
     /// What the follower last read: per other hub, its row, boards and
     /// the watched board's connections (JSON), and whether a console is open.
     private var others: [String: (row: String?, boards: String?, connections: [String: String])] = [:]
@@ -51,7 +51,7 @@ final class ClusterConsole: @unchecked Sendable {
     func noteAsked(board: String?) {
         lock.lock()
         askedAt = Date()
-        asked = board ?? ""
+        if let board { askedBoards[board] = askedAt }
         lock.unlock()
     }
 
@@ -91,7 +91,10 @@ final class ClusterConsole: @unchecked Sendable {
     func exchange(on connection: RedisConnection, nowMillis: Int64) throws(RedisFailure) {
         lock.lock()
         let (row, boards, connections) = (ownRow, ownBoards, ownConnections)
-        let asking = askedAt.map { Date().timeIntervalSince($0) < 10 } == true ? asked : nil
+        let now = Date()
+        askedBoards = askedBoards.filter { now.timeIntervalSince($0.value) < 10 }
+        // One line: the boards this hub's consoles look at ("" for none), space-separated.
+        let asking = askedAt.map { now.timeIntervalSince($0) < 10 } == true ? askedBoards.keys.sorted().joined(separator: " ") : nil
         lock.unlock()
         let stamp = String(nowMillis)
         // Nothing of this hub before the service thread made its row.
@@ -116,7 +119,10 @@ final class ClusterConsole: @unchecked Sendable {
                 let body = String(value[value.index(after: space)...])
                 if index == 3 {
                     // Consoles of every hub, this one's too: open for 10 s after their last request.
-                    if nowMillis - at <= 10_000 { looking.insert(body) }
+                    if nowMillis - at <= 10_000 {
+                        looking.insert("")
+                        for board in body.split(separator: " ") { looking.insert(String(board)) }
+                    }
                     continue
                 }
                 guard hub != hubID, nowMillis - at <= Self.freshMillis, !body.isEmpty else { continue }

@@ -169,11 +169,11 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
 
     func admitBody(of request: RequestHead) -> HTTPResponse? {
         server.owner.check()
-        if let refusal = gate.refuseQueryToken(request) { return .text(refusal.status, refusal.message) }
         if Self.isAdmin(request.path) {
-            // The console's actions: small JSON bodies (O12).
+            // The console's actions: small JSON bodies (O12); it answers a token in the query itself (JSON).
             return (request.contentLength ?? 0) <= 65_536 ? nil : .text(413, "the console's requests are at most 64 KiB")
         }
+        if let refusal = gate.refuseQueryToken(request) { return .text(refusal.status, refusal.message) }
         for kind in HostedKinds.withHTTP {
             switch kind.admitBody(of: request, on: self) {
             case .notOurs: continue
@@ -186,10 +186,11 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
 
     func respond(to request: RequestHead, body: [UInt8], exchange: UInt64) -> HTTPResponse? {
         server.owner.check()
+        // The console answers its own refusals (JSON, O12), a token in the query included.
+        if Self.isAdmin(request.path) { return adminResponse(to: request, body: body, exchange: exchange) }
         if let refusal = gate.refuseQueryToken(request) {
             return HTTPResponse(status: refusal.status, contentType: "text/plain", body: Array((refusal.message + "\n").utf8))
         }
-        if Self.isAdmin(request.path) { return adminResponse(to: request, body: body, exchange: exchange) }
         for kind in HostedKinds.withHTTP {
             if case let .answer(answer) = kind.respond(to: request, body: body, exchange: exchange, on: self) { return answer }
         }
