@@ -544,3 +544,16 @@ def make_cluster_hub():
             h.stop(timeout=5)
         except Exception:
             h.kill9()
+
+
+def lose_redis(redis, keep_rdb):
+    """kill -9 of the server, its files deleted (all, or all but the RDB file
+    it saved earlier: an older file), and started again on that directory:
+    Redis went back, or came back empty."""
+    redis.kill9()
+    for name in os.listdir(redis.dir):
+        path = os.path.join(redis.dir, name)
+        if name == "redis.log" or (keep_rdb and name == "dump.rdb"):
+            continue
+        shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) else os.remove(path)
+    redis._start()

@@ -9,7 +9,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 
 from auth_tokens import AuthHub, claims, mint, secret_file
-from hubprocess import Hub
+from hubprocess import Hub, own_address
 from kind_client import KindClient
 from cluster_support import make_cluster_hub, redis_server, make_redis, wait_until  # noqa: F401
 
@@ -58,17 +58,6 @@ def keyed(tmp_path):
 
 def token(secret, boards, sub="ops"):
     return mint(secret, claims(sub=sub, boards=boards), kid="hub")
-
-
-def own_address():
-    """An address of this machine other than loopback, or None."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        try:
-            probe.connect(("10.255.255.255", 1))
-            address = probe.getsockname()[0]
-        except OSError:
-            return None
-    return None if address.startswith("127.") else address
 
 
 # ------------------------------------------------------------------ O1 ----

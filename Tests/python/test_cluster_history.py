@@ -5,11 +5,11 @@ cannot be written back is logged and counted, never shown as the same
 version with another state. Real synchub and redis-server processes; every
 wait polls a condition with a deadline.
 """
-import itertools, os, shutil, signal, threading
+import itertools, os, signal, threading
 
 import pytest
 
-from cluster_support import make_cluster_hub, make_redis, make_sentinels, wait_until  # noqa: F401
+from cluster_support import lose_redis, make_cluster_hub, make_redis, make_sentinels, wait_until  # noqa: F401
 from kind_client import KindClient
 
 
@@ -44,18 +44,6 @@ KINDS = [Letters, Todo]
 
 def metric_sum(hubs, name):
     return sum(hub.metric(name) or 0 for hub in hubs)
-
-
-def lose_redis(redis, keep_rdb):
-    """kill -9 the server and start it again on what its directory holds:
-    the RDB file saved earlier (an older file) or nothing (it came back empty)."""
-    redis.kill9()
-    for name in os.listdir(redis.dir):
-        path = os.path.join(redis.dir, name)
-        if name == "redis.log" or (keep_rdb and name == "dump.rdb"):
-            continue
-        shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) else os.remove(path)
-    redis._start()
 
 
 def two_hubs_with_six_changes(make_redis, make_cluster_hub, kind, save_after=None):

@@ -199,23 +199,12 @@ import os, signal  # noqa: E402
 
 from websockets.sync.client import connect  # noqa: E402
 
-from cluster_support import wait_until  # noqa: E402
+from cluster_support import lose_redis, wait_until  # noqa: E402
 from kind_client import KindClient  # noqa: E402
 
 
 class Letters(KindClient):
     kind = "boards"
-
-
-def _lose(redis, keep_rdb):
-    """kill -9 of the server, its files deleted (all, or all but dump.rdb), started again."""
-    redis.kill9()
-    for name in os.listdir(redis.dir):
-        path = os.path.join(redis.dir, name)
-        if name == "redis.log" or (keep_rdb and name == "dump.rdb"):
-            continue
-        shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) else os.remove(path)
-    redis._start()
 
 
 def _total(hubs, name):
@@ -238,7 +227,7 @@ def test_a_key_answered_before_a_fold_is_not_applied_again_after_redis_came_back
     client.ok({"type": "deselect", "letter": "I", "key": "k-not-I"})
     for n in range(40):
         client.ok({"type": "select" if n % 2 == 0 else "deselect", "letter": "A", "key": f"k-{n}"})
-    _lose(redis, keep_rdb=False)
+    lose_redis(redis, keep_rdb=False)
     wait_until(lambda: _total(hubs, "synchub_redis_history_written_back_total") >= 1, 20, message="a hub writes the board back")
     other = Letters(hubs[1], board)
     again = other.ask({"type": "select", "letter": "I", "key": "k-I"})
@@ -265,7 +254,7 @@ def test_a_join_right_after_redis_went_back_never_shows_an_older_version(make_re
             assert redis.cli("SAVE") == "OK"
         client.ok({"type": "select", "letter": "ABCDEF"[step]})
     shown = client.state
-    _lose(redis, keep_rdb=True)
+    lose_redis(redis, keep_rdb=True)
     late = Letters(other, board)
     assert late.first["version"] >= shown["version"], (late.first, shown)
 
@@ -294,7 +283,7 @@ def test_no_hub_stores_the_ops_of_a_replica_another_hub_called_unknown(make_redi
                 return m
 
     hello = {"type": "hello", "replica": rid, "name": "r", "frontier": {"lamport": 0, "replica": 0}}
-    _lose(redis, keep_rdb=False)
+    lose_redis(redis, keep_rdb=False)
     wait_until(lambda: _total([a], "synchub_redis_history_lost_total") >= 1, 10, message="hub a sees the loss")
     with connect(a.url(f"/boards/{board}")) as on_a:  # within the fence (1 s from the hubs' arrival)
         on_a.send(json.dumps({**hello, "sent": 0}))
