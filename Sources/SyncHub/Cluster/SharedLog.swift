@@ -218,6 +218,18 @@ final class SharedLog: BoardLog, @unchecked Sendable {
             shard(of: fold.logName).submitFolds([fold])
         case let .restore(restore):
             shard(of: restore.logName).submitRestore(restore)
+        case let .keepKeys(logName, answers):
+            let keys = SharedLogScripts.BoardKeys(logName: logName)
+            let logger = self.logger
+            let board = BoardAddress(key: logName)
+            read(board) { reader throws(RedisFailure) in
+                try reader.run(SharedLogScripts.keepKeys, keys: [keys.keys, keys.keyOrder],
+                               arguments: answers.flatMap { [$0.key, $0.answer, String($0.offset)] })
+                return .keysKept
+            } failed: { failure in
+                logger.error("the keys this hub remembers could not be added to a board written back", metadata: ["board": "\(logName)", "error": "\(failure.message)"])
+                return .keysKept
+            }
         case let .revoke(entry):
             let (field, value) = Revocations.field(of: entry)
             let logger = self.logger

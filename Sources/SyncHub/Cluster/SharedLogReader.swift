@@ -56,6 +56,14 @@ final class SharedLogReader {
         return StoredImage(type: type, bytes: bytes)
     }
 
+    /// Runs a script (sent whole: EVAL caches it) on this server.
+    func run(_ script: String, keys: [String], arguments: [String]) throws(RedisFailure) {
+        let reply = try retrying { () throws(RedisFailure) in
+            try connection.command(["EVAL", script, String(keys.count)] + keys + arguments)
+        }
+        if let error = reply.errorText { throw RedisFailure(reason: .reply, message: error) }
+    }
+
     /// O6: keeps a revocation in the cluster's first server (a later one of
     /// the same `sub` replaces an earlier one, never the other way round).
     func keep(revocation field: String, value: Int64) throws(RedisFailure) {

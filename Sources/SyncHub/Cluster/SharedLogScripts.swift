@@ -223,6 +223,19 @@ enum SharedLogScripts {
         return {snap, tostring(at), meta[2] or '', meta[3] or '0', entries, meta[4] or '0'}
         """
 
+    /// R15: adds first answers of keys to a board's log that a hub wrote
+    /// back, each only where the log has none (a first answer never changes).
+    /// KEYS keys keyorder; ARGV [key answer offset]...
+    static let keepKeys = """
+        for i = 1, #ARGV, 3 do
+          if not redis.call('HGET', KEYS[1], ARGV[i]) then
+            redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+            redis.call('ZADD', KEYS[2], ARGV[i + 2], ARGV[i])
+          end
+        end
+        return 1
+        """
+
     /// R15: writes a board back into a log that went back: the hub's whole
     /// board as the snapshot at the offset it applied, taken only while the
     /// log still is what the hub saw (epoch, last offset and its link; an

@@ -89,6 +89,9 @@ class BoardRoom {
     /// A change of this board's kind as JSON (the console's `intent`, O4).
     func changeJSON(_ change: any Sendable) -> String? { nil }
 
+    /// R15: the first answers of every key this hub remembers of the board.
+    func rememberedAnswers() -> [(key: String, answer: String, offset: UInt64)] { [] }
+
     /// O7 in a cluster: an entry that freezes or thaws the board.
     func proposeFreeze(_ freeze: Bool, answerTo: UInt64, core: inout HubCore) {
         preconditionFailure("BoardRoom is abstract: KindRoom proposes")

@@ -236,8 +236,14 @@ extension HubCore {
         guard head.top < shared.applied else {
             if sameHistory, head.top > shared.applied || head.last == shared.link {
                 // The log is at or past this hub (another hub wrote back
-                // more, or it moved on): nothing of its own to write; the
-                // next read or append says whether it follows what was applied.
+                // more, or it moved on): nothing of its own to write but the
+                // keys it remembers, which the writing hub may not (it
+                // restarted since); the next read or append says whether
+                // the log follows what was applied.
+                if room.shared.lossNoticed {
+                    let answers = room.rememberedAnswers()
+                    if !answers.isEmpty { actions.append(.store(.keepKeys(logName: room.logName, answers: answers))) }
+                }
                 room.shared.lossNoticed = false
                 resumeProposals(room, actions: &actions)
             } else {

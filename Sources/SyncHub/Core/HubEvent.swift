@@ -112,6 +112,9 @@ enum StoreRequest: Sendable {
     case restore(SharedRestore)
     /// O6: keep a revocation (it holds across restarts, and in a cluster every hub learns it).
     case revoke(Revocations.Entry)
+    /// R15: the first answers of keys this hub remembers, added to a log
+    /// another hub wrote back (each only where the log has none).
+    case keepKeys(logName: String, answers: [(key: String, answer: String, offset: UInt64)])
     /// Hand over the entries of `board`'s shared log after `after` as they come (`.sequenced`).
     case follow(board: String, logName: String, after: SharedSeen)
     case unfollow(logName: String)
@@ -159,6 +162,8 @@ enum StoreAnswer: Sendable {
     case restored(board: String, SharedRestoreResult)
     /// O6: the revocations the store holds (a cluster's, read each second).
     case revocations([Revocations.Entry])
+    /// R15: keys were added to a written-back log (`.keepKeys`); nothing waits for it.
+    case keysKept
     case imageStored(exchange: UInt64, StoreFailure?)
     case imageRead(exchange: UInt64, digest: String, Result<StoredImage?, StoreFailure>)
 }

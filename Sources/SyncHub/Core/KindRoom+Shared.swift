@@ -384,7 +384,7 @@ extension KindRoom {
     /// since its last fold with their offsets, the older ones it still
     /// holds in memory at the write-back's offset): a resend of any of them
     /// after the write-back gets its first answer, never a second effect.
-    private func writeBackAnswers() -> [(key: String, answer: String, offset: UInt64)] {
+    func writeBackAnswers() -> [(key: String, answer: String, offset: UInt64)] {
         var out = shared.answersSinceFold.map { (key: "k:" + $0.key, answer: KeyedAnswerText.encode($0.answer), offset: $0.offset) }
         let recent = Set(shared.answersSinceFold.map(\.key))
         for (key, answer) in keys.answered where !recent.contains(key) {

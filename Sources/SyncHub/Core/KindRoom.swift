@@ -95,6 +95,8 @@ class KindRoom<Kind: HostedKind>: BoardRoom {
 
     final override func writeBack(over expected: SharedLogHead) -> SharedRestore { writeBackRequest(over: expected) }
 
+    final override func rememberedAnswers() -> [(key: String, answer: String, offset: UInt64)] { writeBackAnswers() }
+
     final override func proposeFreeze(_ freeze: Bool, answerTo: UInt64, core: inout HubCore) {
         proposeFreezeEntry(freeze, answerTo: answerTo, core: &core)
     }

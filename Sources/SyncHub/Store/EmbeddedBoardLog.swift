@@ -84,7 +84,7 @@ final class EmbeddedBoardLog: BoardLog, @unchecked Sendable {
                 }
             }
             if !queued { logger.critical("a revocation could not be queued for the store", metadata: ["revocation": "\(entry)"]) }
-        case .propose, .fold, .restore, .follow, .unfollow, .presence:
+        case .propose, .fold, .restore, .keepKeys, .follow, .unfollow, .presence:
             // A hub on its own store orders its boards itself: the core never asks these.
             logger.error("the embedded store was asked for cluster work", metadata: ["request": "\(request)"])
             assertionFailure("cluster work asked of the embedded store")

@@ -108,4 +108,12 @@ import Testing
         #expect(texts(reply.elements) == ["ok"])
         #expect(try connection.command(["HGET", keys.meta, "epoch"]).text == "epoch-new")
     }
+
+    @Test func keysAddedToAWrittenBackLogNeverReplaceAFirstAnswer() throws {
+        _ = try connection.command(["HSET", keys.keys, "k:a", "ack 1"])
+        _ = try connection.command(["EVAL", SharedLogScripts.keepKeys, "2", keys.keys, keys.keyOrder,
+                                    "k:a", "ack 9", "9", "k:b", "ack 2", "2"])
+        #expect(texts(try connection.command(["HMGET", keys.keys, "k:a", "k:b"]).elements) == ["ack 1", "ack 2"])
+        #expect(try connection.command(["ZSCORE", keys.keyOrder, "k:b"]).text == "2")
+    }
 }
