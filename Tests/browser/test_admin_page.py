@@ -1,5 +1,5 @@
 """The operator's console (/admin; docs/WEB.md "The console (/admin)",
-docs/ADMIN.md, ../shared/ADMIN.md O1-O12) in headless Chromium against the
+docs/ADMIN.md, rules O1-O12) in headless Chromium against the
 real hub with tokens (`--auth-secret-file`), under a load of a few hundred
 thin clients.
 

@@ -1,5 +1,5 @@
-// SyncHub console — the operator's page at /admin (issue 32; /work/shared
-// ADMIN.md O1-O12, docs/ADMIN.md, docs/WEB.md "The console (/admin)").
+// SyncHub console — the operator's page at /admin (issue 32; rules O1-O12
+// in docs/ADMIN.md; docs/WEB.md "The console (/admin)").
 // Reads the JSON API below /admin/api/ with `Authorization: Bearer`, polling
 // once a second while the tab is visible; acts through the same API, each
 // action confirmed once inline and its answer shown. The token comes from
