@@ -23,14 +23,20 @@ final class SharedLogReader {
     /// it, and the entries after.
     func load(_ logName: String, after offset: UInt64) throws(RedisFailure) -> SharedBoard {
         // R15: while the server's fence (or the board's hold) runs, the read
-        // waits it out: what it would show may yet be written back.
-        for _ in 0..<8 {
+        // waits it out: what it would show may yet be written back. The
+        // fence lasts 4 x its shortest part at most; twice that, and the
+        // server keeps restarting.
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(8 * settings.fenceMilliseconds) * 1_000_000
+        while true {
             switch try retrying({ () throws(RedisFailure) in try read(logName, after: offset) }) {
             case let .board(board): return board
-            case let .fenced(milliseconds): Thread.sleep(forTimeInterval: Double(min(milliseconds, 1_000)) / 1000)
+            case let .fenced(milliseconds):
+                guard DispatchTime.now().uptimeNanoseconds < deadline else {
+                    throw RedisFailure(reason: .reply, message: "board \(logName) stays fenced (the server keeps restarting?)")
+                }
+                Thread.sleep(forTimeInterval: Double(min(milliseconds, 1_000)) / 1000)
             }
         }
-        throw RedisFailure(reason: .reply, message: "board \(logName) stays fenced (the server keeps restarting?)")
     }
 
     private enum Read { case board(SharedBoard), fenced(UInt64) }
@@ -120,7 +126,8 @@ final class SharedLogReader {
     private func read(_ logName: String, after offset: UInt64) throws(RedisFailure) -> Read {
         guard let hashes = scripts else { throw RedisFailure(reason: .script, message: "scripts not loaded") }
         let keys = SharedLogScripts.BoardKeys(logName: logName)
-        let arguments = ["4", keys.meta, keys.log, keys.snapshot, SharedLogShard.fenceKey, String(offset)]
+        let arguments = ["5", keys.meta, keys.log, keys.snapshot, SharedLogShard.runKey, SharedLogShard.fenceKey,
+                         String(offset), connection.runID, String(settings.fenceMilliseconds)]
         var reply = try connection.command(["EVALSHA", hashes.load] + arguments)
         if reply.errorText?.hasPrefix("NOSCRIPT") == true {
             reply = try connection.command(["EVAL", SharedLogScripts.load] + arguments)

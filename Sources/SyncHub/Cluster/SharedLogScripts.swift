@@ -18,13 +18,20 @@ enum SharedLogScripts {
         }
     }
 
-    /// R15's fence, run first by the append script (and the follower's
-    /// `arrive`; loads check it too): the server's run id (`INFO server`, which changes when it
-    /// restarts or another server is promoted) against the one the hubs last
-    /// wrote (`synchub:run`). A new one starts the fence (`synchub:fence`,
-    /// `ms` long): appends wait it out while every hub that holds a board of
-    /// the server checks it and writes back what the server lost. Answers
-    /// the milliseconds left (0: none). `run` '' (INFO refused): no fence.
+    /// R15's fence, run first by the append and load scripts (and the
+    /// follower's `arrive`): the server's run id (`INFO server`, which
+    /// changes when it restarts or another server is promoted) against the
+    /// one the hubs last wrote (`synchub:run`). A new one starts the fence:
+    /// `synchub:fence` holds when its shortest part ends (`ms` on), and
+    /// lives 4 x `ms` at most. Appends and reads wait it out while every hub
+    /// that holds a board of the server checks it and writes back what the
+    /// server lost: past its shortest part, the fence lasts while a hub
+    /// expected (`synchub:fence:expect`, the hubs any arriving hub knew live)
+    /// has not said it checked (`synchub:fence:done`), so a hub slowed down
+    /// is waited for, and one that died costs 4 x `ms` at most. Answers the
+    /// milliseconds left (0: none). `run` '' (INFO refused): no fence.
+    /// (The two sets are named after the fence key: each server is its own
+    /// Redis, never a Redis Cluster slot, docs/CLUSTER.md.)
     static let fence = """
         local function nowms()
           local t = redis.call('TIME')
@@ -32,21 +39,50 @@ enum SharedLogScripts {
         end
         local function fenced(runKey, fenceKey, run, ms)
           if run == '' then return 0 end
+          local now = nowms()
           if redis.call('GET', runKey) ~= run then
             redis.call('SET', runKey, run)
-            redis.call('SET', fenceKey, '1', 'PX', ms)
+            redis.call('SET', fenceKey, now + tonumber(ms), 'PX', 4 * tonumber(ms))
+            redis.call('DEL', fenceKey .. ':expect', fenceKey .. ':done')
             return tonumber(ms)
           end
-          local left = redis.call('PTTL', fenceKey)
+          local ends = redis.call('GET', fenceKey)
+          if not ends then return 0 end
+          local left = tonumber(ends) - now
           if left > 0 then return left end
+          if #redis.call('SDIFF', fenceKey .. ':expect', fenceKey .. ':done') > 0 then
+            return math.max(1, math.min(100, redis.call('PTTL', fenceKey)))
+          end
           return 0
         end
         """
 
-    /// Run by a hub's follower when it reaches a server (and each second):
-    /// starts the fence after a restart. KEYS run fence; ARGV run ms.
+    /// Run by a hub's follower when it reaches a server (and at each
+    /// presence exchange): starts the fence after a restart; while it runs,
+    /// adds the hubs this one knew live (itself first) to those it waits
+    /// for. KEYS run fence; ARGV run ms hub known... Answers the
+    /// milliseconds left.
     static let arrive = fence + "\n" + """
-        return fenced(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
+        local left = fenced(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
+        local ttl = redis.call('PTTL', KEYS[2])
+        if ttl > 0 then
+          redis.call('SADD', KEYS[2] .. ':expect', unpack(ARGV, 3))
+          redis.call('PEXPIRE', KEYS[2] .. ':expect', ttl)
+        end
+        return left
+        """
+
+    /// Run by a hub's follower once, after the server came back, every
+    /// board it follows there holds all this hub applied (nothing was lost,
+    /// or it was written back): the fence no longer waits for it.
+    /// KEYS fence; ARGV hub. Answers the fence's milliseconds to live.
+    static let checked = """
+        local ttl = redis.call('PTTL', KEYS[1])
+        if ttl > 0 then
+          redis.call('SADD', KEYS[1] .. ':done', ARGV[1])
+          redis.call('PEXPIRE', KEYS[1] .. ':done', ttl)
+        end
+        return ttl
         """
 
     /// Appends a batch of one board's entries, in order, each as if alone:
@@ -199,10 +235,12 @@ enum SharedLogScripts {
     /// board's hold after a write-back) runs, nothing is read: the answer is
     /// {'fence', ms} and the reader asks again after it (R15: a hub that
     /// joins then would show the log before the hubs that hold more wrote
-    /// it back). KEYS meta log snap fence; ARGV from. Answers {snapshot|nil,
-    /// snapshot-offset, epoch, top, entries, snapshot-link}.
+    /// it back; a read is the first touch of a restarted server as often as
+    /// an append is, so it starts the fence too). KEYS meta log snap run
+    /// fence; ARGV from run ms. Answers {snapshot|nil, snapshot-offset,
+    /// epoch, top, entries, snapshot-link}.
     static let load = fence + "\n" + """
-        local left = redis.call('PTTL', KEYS[4])
+        local left = fenced(KEYS[4], KEYS[5], ARGV[2], ARGV[3])
         if left > 0 then return {'fence', left} end
         local meta = redis.call('HMGET', KEYS[1], 'snap', 'epoch', 'top', 'snaplink', 'hold')
         if meta[5] then

@@ -60,10 +60,75 @@ import Testing
     @Test func aNewRunIDFencesAppendsAndReadsUntilTheFenceRunsOut() throws {
         let fenced = texts(try append([("a", 11)], run: "another-run"))
         #expect(fenced.first == "fence" && (Int(fenced[1]) ?? 0) > 0 && (Int(fenced[1]) ?? 0) <= 1_000, "\(fenced)")
-        let load = try connection.command(["EVALSHA", hashes.load, "4", keys.meta, keys.log, keys.snapshot, SharedLogShard.fenceKey, "0"])
-        #expect(load.elements.first?.text == "fence", "a read waits too")
+        #expect(try load(run: "another-run").first?.text == "fence", "a read waits too")
+        let lives = try connection.command(["PTTL", SharedLogShard.fenceKey]).integer ?? 0
+        #expect(lives > 1_000 && lives <= 4_000, "the fence lives 4 x its shortest part at most: \(lives)")
         _ = try connection.command(["DEL", SharedLogShard.fenceKey])   // the fence ran out
         #expect(texts(try append([("a", 11)], run: "another-run")) == ["epoch-1", "ok", "1"])
+    }
+
+    /// One `load` call from offset 0, as the reader sends it.
+    private func load(run: String) throws -> [RedisReply] {
+        try connection.command(["EVALSHA", hashes.load, "5", keys.meta, keys.log, keys.snapshot, SharedLogShard.runKey,
+                                SharedLogShard.fenceKey, "0", run, "1000"]).elements
+    }
+
+    @Test func aReadThatIsTheFirstToReachARestartedServerStartsTheFence() throws {
+        _ = try append([("a", 11)])
+        #expect(try load(run: "restarted-run").first?.text == "fence")
+        #expect(texts(try append([("b", 22)], run: "restarted-run")).first == "fence", "appends wait it out too")
+    }
+
+    /// Ends the fence's shortest part now (as if its `ms` had gone by), keeping the key alive.
+    private func endShortestPart() throws {
+        _ = try connection.command(["SET", SharedLogShard.fenceKey, "0", "KEEPTTL"])
+    }
+
+    private func arrive(_ hub: String, knows known: [String], run: String) throws -> Int64 {
+        try connection.command(["EVAL", SharedLogScripts.arrive, "2", SharedLogShard.runKey, SharedLogShard.fenceKey,
+                                run, "1000", hub] + known).integer ?? -1
+    }
+
+    private func checked(_ hub: String) throws {
+        _ = try connection.command(["EVAL", SharedLogScripts.checked, "1", SharedLogShard.fenceKey, hub])
+    }
+
+    @Test func pastItsShortestPartTheFenceWaitsForEveryHubAnArrivingHubKnewLiveUntilEachChecked() throws {
+        #expect(try arrive("h1", knows: ["h2"], run: "run-2") == 1_000, "the first to arrive starts the fence")
+        #expect(try arrive("h3", knows: [], run: "run-2") > 0, "a later arrival adds itself")
+        try endShortestPart()
+        for hub in ["h1", "h2"] {
+            #expect(texts(try append([("a", 11)], run: "run-2")).first == "fence", "h2 and h3 are still expected")
+            try checked(hub)
+        }
+        #expect(try load(run: "run-2").first?.text == "fence", "h3 has not checked")
+        try checked("h3")
+        #expect(texts(try append([("a", 11)], run: "run-2")) == ["epoch-1", "ok", "1"], "every expected hub checked")
+        #expect(try arrive("h1", knows: ["h2"], run: "run-2") == 0)
+    }
+
+    @Test func aHubThatNeverChecksHoldsTheFenceOnlyUntilItsKeyExpires() throws {
+        _ = try arrive("h1", knows: ["dead-hub"], run: "run-2")
+        try endShortestPart()
+        try checked("h1")
+        #expect(texts(try append([("a", 11)], run: "run-2")).first == "fence", "dead-hub is expected")
+        _ = try connection.command(["PEXPIRE", SharedLogShard.fenceKey, "1"])   // its 4 x ms ran out
+        #expect(try waitUntil { try self.connection.command(["EXISTS", SharedLogShard.fenceKey]).integer == 0 })
+        #expect(texts(try append([("a", 11)], run: "run-2")) == ["epoch-1", "ok", "1"])
+        try checked("late")
+        #expect(try connection.command(["SISMEMBER", SharedLogShard.fenceKey + ":done", "late"]).integer == 0,
+                "a check after the fence writes nothing")
+        #expect((try connection.command(["PTTL", SharedLogShard.fenceKey + ":done"]).integer ?? 0) <= 4_000,
+                "the fence's sets expire with it")
+    }
+
+    private func waitUntil(_ condition: () throws -> Bool) throws -> Bool {
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            if try condition() { return true }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        return false
     }
 
     @Test func anotherHolderOfTheHubsIdAppendsNothing() throws {
