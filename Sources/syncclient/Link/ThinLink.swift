@@ -127,9 +127,10 @@ final class ThinLink<Kind: WireKind>: ClientDelegate, WatchLink, @unchecked Send
             return
         }
         attempt += 1
-        let base = min(8.0, 0.25 * Double(1 << min(attempt - 1, 6)))
-        reconnectAt = WebSocketClient.nowNanos() + UInt64(base * Double.random(in: 0.7...1.3) * 1e9)
-        connectionState = .reconnecting(attempt: attempt)
+        let delay = ReconnectDelay.seconds(closeCode: connection.closeCode, attempt: attempt, jitter: Double.random(in: 0.7...1.3))
+        reconnectAt = WebSocketClient.nowNanos() + UInt64(delay * 1e9)
+        connectionState = connection.closeCode == ReconnectDelay.putOutCode
+            ? .putOut(HubWords.printable(connection.closeReason)) : .reconnecting(attempt: attempt)
         publish()
     }
 
