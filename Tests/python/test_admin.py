@@ -166,23 +166,44 @@ def test_o5_disconnect_closes_a_connection_with_4409_and_is_audited(open_hub):
     bo.ok({"type": "select", "letter": "B"})
     ids = {c["name"]: c["id"] for c in call(open_hub, "/admin/api/boards/boards/door")[1]["connections"]}
     status, answer = call(open_hub, "/admin/api/disconnect", method="POST", body={"connection": ids["ana"]})
-    assert status == 200 and answer == {"ok": True, "closed": 1}, answer
+    assert status == 200 and answer == {"ok": True, "closed": 1, "sent_to": []}, answer
     with pytest.raises(ConnectionClosed) as closed:
         ana.until(lambda m: False, timeout=5)
     assert closed.value.rcvd.code == 4409
     status, answer = call(open_hub, "/admin/api/disconnect", method="POST", body={"name": "bo", "board": "boards/door"})
-    assert answer == {"ok": True, "closed": 1}
+    assert answer == {"ok": True, "closed": 1, "sent_to": []}
     entries = call(open_hub, "/admin/api/audit")[1]["entries"]
     assert [(e["action"], e["result"]) for e in entries] == [("disconnect", "closed 1"), ("disconnect", "closed 1")]
     assert entries[0]["target"] == "name bo on boards/door" and entries[1]["target"] == ids["ana"]
     assert entries[0]["address"] == "127.0.0.1" and entries[0]["time"].endswith("Z")
 
 
-@pytest.mark.parametrize("body", [{}, {"connection": "other/1"}, {"connection": "hub/x"}, {"sub": "a", "name": "b"},
+@pytest.mark.parametrize("body", [{}, {"connection": "hub/x"}, {"connection": "hub"}, {"sub": "a", "name": "b"},
                                   {"name": "bo"}, {"name": "bo", "board": "nope"}], ids=str)
 def test_o12_a_bad_disconnect_is_400_and_closes_nothing(open_hub, body):
     status, answer = call(open_hub, "/admin/api/disconnect", method="POST", body=body)
     assert status == 400 and answer["error"] == "bad_request" and answer["message"], answer
+
+
+def test_o5_a_connection_of_a_hub_not_known_here_is_404(open_hub):
+    status, answer = call(open_hub, "/admin/api/disconnect", method="POST", body={"connection": "other/1"})
+    assert status == 404 and answer["error"] == "not_found" and "other" in answer["message"], answer
+
+
+def test_o9_the_audit_survives_a_restart_of_the_hub(tmp_path):
+    hub = Hub(data=str(tmp_path / "data"))
+    try:
+        call(hub, "/admin/api/disconnect", method="POST", body={"sub": "nobody"})
+        call(hub, "/admin/api/revoke", method="POST", body={"jti": "gone"})
+        before = call(hub, "/admin/api/audit")[1]["entries"]
+    finally:
+        hub.stop()
+    assert [e["action"] for e in before] == ["revoke", "disconnect"]
+    again = Hub(data=str(tmp_path / "data"))
+    try:
+        assert call(again, "/admin/api/audit")[1]["entries"] == before, "kept in the store, newest first"
+    finally:
+        again.stop()
 
 
 def test_o12_an_unknown_call_is_404_json(open_hub):
@@ -290,7 +311,8 @@ def test_o7_a_frozen_board_refuses_every_intent_says_so_and_stays_frozen_across_
         assert "frozen" not in bo.state_at(3)
         assert bo.ok({"type": "add", "after": None, "id": "oil", "title": "Oil", "memo": ""})["version"] == 4
         actions = [(e["action"], e["target"], e["result"]) for e in call(hub, "/admin/api/audit")[1]["entries"]]
-        assert actions == [("thaw", "todo/pantry", "version 3")], actions
+        assert actions == [("thaw", "todo/pantry", "version 3"), ("freeze", "todo/pantry", "version 2"),
+                           ("freeze", "todo/pantry", "version 2")], "the audit is kept across the restart (O9)"
     finally:
         hub.stop()
 
@@ -422,7 +444,7 @@ def test_o1_an_action_from_a_page_of_another_site_or_not_as_json_is_refused(open
     own = {"Content-Type": "application/json", "Origin": f"http://127.0.0.1:{open_hub.port}"}
     request = urllib.request.Request(f"http://127.0.0.1:{open_hub.port}/admin/api/disconnect", data=data, method="POST", headers=own)
     with urllib.request.urlopen(request, timeout=5) as answer:
-        assert json.loads(answer.read()) == {"ok": True, "closed": 0}
+        assert json.loads(answer.read()) == {"ok": True, "closed": 0, "sent_to": []}
     assert board.ok({"type": "select", "letter": "C"})["order"] == ["C"]
 
 
@@ -471,3 +493,56 @@ def test_o2_o4_every_hub_of_a_cluster_shows_every_hub_its_boards_and_connections
     # The first look at a board asks the other hubs for its connections (through Redis, once a second each).
     wait_until(lambda: connections_seen(a) == [("hub-a", "ana"), ("hub-b", "bo")], 10, message="a board's connections on every hub")
     only_b.close()
+
+
+# ------------------------------------------------------- O5, O8, O9 in a cluster ----
+
+def test_o5_o8_o9_in_a_cluster_a_disconnect_and_a_drain_through_one_hub_act_on_the_other_and_every_hub_audits_them(
+        redis_server, make_cluster_hub):
+    """Through hub a's console: a connection of hub b is closed 4409, every
+    connection of a sub is closed on both hubs, and hub b is drained (its
+    clients 1012, it exits 0). Each action is in the audit of both hubs,
+    with what hub b did; the audit outlives every hub (kept in Redis)."""
+    a, b = (make_cluster_hub(redis_server, hub_id=f"hub-{x}", redis_timeout=4) for x in "ab")
+    on_b = Letters(b, "remote", name="bo")
+    also_b = Letters(b, "remote", name="cy")
+    on_b.ok({"type": "select", "letter": "R"})
+    wait_until(lambda: "hub-b" in {row["id"] for row in call(a, "/admin/api/hubs")[1]["hubs"]}, 5, message="a knows b")
+
+    def ids_on(hub):
+        answer = call(hub, "/admin/api/boards/boards/remote")[1]
+        return {c["name"]: c["id"] for c in answer["connections"]}
+    ids = wait_until(lambda: (lambda seen: seen if {"bo", "cy"} <= set(seen) else None)(ids_on(a)), 10,
+                     message="a sees b's connections")
+    assert ids["bo"].startswith("hub-b/")
+    status, answer = call(a, "/admin/api/disconnect", method="POST", body={"connection": ids["bo"]})
+    assert status == 200 and answer == {"ok": True, "closed": 0, "sent_to": ["hub-b"]}, answer
+    assert closed_with(on_b, 4409, timeout=5), "closed on hub b"
+
+    status, answer = call(a, "/admin/api/hubs/hub-b/drain", method="POST", body={})
+    assert status == 200 and answer == {"ok": True, "sent_to": ["hub-b"]}, answer
+    assert closed_with(also_b, 1012, timeout=5)
+    assert b.proc.wait(20) == 0, b.output()[-2000:]
+
+    def audit_of(hub):
+        return [(e["action"], e["target"], e["result"], e["hub"]) for e in call(hub, "/admin/api/audit")[1]["entries"]]
+    expected = [("drain", "hub-b", "draining (asked through hub hub-a)", "hub-b"),
+                ("drain", "hub-b", "asked hub hub-b", "hub-a"),
+                ("disconnect", ids["bo"], "closed 1 (asked through hub hub-a)", "hub-b"),
+                ("disconnect", ids["bo"], "closed 0; asked hubs hub-b", "hub-a")]
+    wait_until(lambda: audit_of(a) == expected, 5, message="a's audit holds what b did")
+    late = make_cluster_hub(redis_server, hub_id="hub-c", redis_timeout=4)
+    assert audit_of(late) == expected, "a hub started later reads the cluster's audit from Redis"
+
+
+def test_o5_in_a_cluster_a_sub_is_disconnected_on_every_hub(tmp_path, redis_server, make_cluster_hub):
+    secret = secret_file(tmp_path, "hub")
+    flags = ["--auth-secret-file", str(secret)]
+    a, b = (make_cluster_hub(redis_server, extra=flags, hub_id=f"s{i}") for i in range(2))
+    admin = token(secret, {"*": "admin"})
+    dana = mint(secret, claims(sub="dana", boards={"boards/*": "write"}), kid="hub")
+    on_a, on_b = authed(Letters, a, "everywhere", dana), authed(Letters, b, "everywhere", dana)
+    wait_until(lambda: "s1" in {row["id"] for row in call(a, "/admin/api/hubs", token=admin)[1]["hubs"]}, 5, message="a knows b")
+    status, answer = call(a, "/admin/api/disconnect", token=admin, method="POST", body={"sub": "dana"})
+    assert status == 200 and answer == {"ok": True, "closed": 1, "sent_to": ["s1"]}, answer
+    assert closed_with(on_a, 4409, timeout=5) and closed_with(on_b, 4409, timeout=5)

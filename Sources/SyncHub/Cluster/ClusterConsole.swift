@@ -4,9 +4,12 @@ import Foundation
 /// (docs/ADMIN.md, O2-O4), through the cluster's first Redis server: each
 /// hub's row every second; while a console is open (a console request in
 /// the last 10 s, `synchub:console:open`), its boards; and the connections
-/// of the board a console looks at. Written and read by the first server's
+/// of the board a console looks at; the cluster's audit (O9, a stream
+/// every hub adds to and reads on), and the orders one hub's console gives
+/// another (O5, O8: a list per hub). Written and read by the first server's
 /// follower once a second (`exchange`); the service thread hands its part
-/// in and reads the others' (`publish`, `rows`...). Guarded by `lock`.
+/// in and reads the others' (`publish`, `rows`, `send`, `takeNews`...).
+/// Guarded by `lock`.
 final class ClusterConsole: @unchecked Sendable {
     // Sendable: every mutable property is guarded by `lock`.
     private let lock = NSLock()
@@ -23,11 +26,21 @@ final class ClusterConsole: @unchecked Sendable {
     private var others: [String: (row: String?, boards: String?, connections: [String: String])] = [:]
     /// The boards the consoles of every hub look at ("" : a console with none), empty when none is open.
     private var watched: Set<String> = []
+    /// O9: the last audit entry read, and the other hubs' entries read since the service thread last took them.
+    private var auditAfter = "0-0"
+    private var newAudit: [AuditEntry] = []
+    /// O5, O8: orders for other hubs not sent yet (hub, order), and orders for this hub not taken yet.
+    private var outgoing: [(hub: String, order: ConsoleOrder)] = []
+    private var incoming: [ConsoleOrder] = []
 
     static let rowsKey = "synchub:console:rows"
     static let boardsKey = "synchub:console:boards"
     static let connectionsKey = "synchub:console:connections"
     static let openKey = "synchub:console:open"
+    /// O9: the cluster's audit, a stream of `e` (an entry's JSON), trimmed to about the last 10,000.
+    static let auditKey = "synchub:audit"
+    /// O5, O8: the orders waiting for a hub (a list of JSON orders; they expire after a minute unread).
+    static func ordersKey(hub: String) -> String { "synchub:console:orders:" + hub }
     /// A hub's entry older than this is of a hub that died (O2: it leaves within 10 s).
     static let freshMillis: Int64 = 5_000
 
@@ -84,6 +97,39 @@ final class ClusterConsole: @unchecked Sendable {
         return others.values.compactMap { $0.connections[board] }
     }
 
+    /// O5, O8: asks `hub` to carry out `order` (sent within a second).
+    func send(_ order: ConsoleOrder, to hub: String) {
+        lock.lock()
+        outgoing.append((hub, order))
+        lock.unlock()
+    }
+
+    /// What came for this hub since the last call: the other hubs' audit
+    /// entries and the orders it is to carry out.
+    func takeNews() -> (audit: [AuditEntry], orders: [ConsoleOrder]) {
+        lock.lock()
+        defer { newAudit.removeAll(); incoming.removeAll(); lock.unlock() }
+        return (newAudit, incoming)
+    }
+
+    /// O9: reads the audit on from `id` (the newest entry the hub read at start).
+    func readAudit(after id: String) {
+        lock.lock()
+        auditAfter = id
+        lock.unlock()
+    }
+
+    /// `XRANGE`/`XREVRANGE synchub:audit` as (stream id, entry), in the reply's order.
+    static func auditEntries(in reply: RedisReply) -> [(id: String, entry: AuditEntry)] {
+        reply.elements.compactMap { item in
+            let parts = item.elements
+            guard parts.count == 2, let id = parts[0].text else { return nil }
+            let fields = parts[1].elements
+            guard fields.count >= 2, fields[0].text == "e", let json = fields[1].text, let entry = AuditEntry(json: json) else { return nil }
+            return (id, entry)
+        }
+    }
+
     // MARK: The follower's thread
 
     /// One round with the first server (once a second): writes this hub's
@@ -95,6 +141,8 @@ final class ClusterConsole: @unchecked Sendable {
         askedBoards = askedBoards.filter { now.timeIntervalSince($0.value) < 10 }
         // One line: the boards this hub's consoles look at ("" for none), space-separated.
         let asking = askedAt.map { now.timeIntervalSince($0) < 10 } == true ? askedBoards.keys.sorted().joined(separator: " ") : nil
+        let (after, sending) = (auditAfter, outgoing)
+        outgoing.removeAll()
         lock.unlock()
         let stamp = String(nowMillis)
         // Nothing of this hub before the service thread made its row.
@@ -104,9 +152,26 @@ final class ClusterConsole: @unchecked Sendable {
         let lines = connections.map { $0.key + " " + $0.value }.joined(separator: "\n")
         commands.append(lines.isEmpty ? ["HDEL", Self.connectionsKey, hubID] : ["HSET", Self.connectionsKey, hubID, stamp + " " + lines])
         if let asking { commands.append(["HSET", Self.openKey, hubID, stamp + " " + asking]) }
+        for (hub, order) in sending {
+            commands.append(["RPUSH", Self.ordersKey(hub: hub), order.json])
+            commands.append(["PEXPIRE", Self.ordersKey(hub: hub), "60000"])
+        }
         let reads = commands.count
-        commands += [["HGETALL", Self.rowsKey], ["HGETALL", Self.boardsKey], ["HGETALL", Self.connectionsKey], ["HGETALL", Self.openKey]]
-        let replies = try connection.pipeline(commands)
+        commands += [["HGETALL", Self.rowsKey], ["HGETALL", Self.boardsKey], ["HGETALL", Self.connectionsKey], ["HGETALL", Self.openKey],
+                     ["XRANGE", Self.auditKey, "(" + after, "+", "COUNT", "1000"], ["LPOP", Self.ordersKey(hub: hubID), "100"]]
+        let replies: [RedisReply]
+        do {
+            replies = try connection.pipeline(commands)
+        } catch {
+            // Sent again with the next round (an order may then come twice:
+            // closing what is closed, or a drain under way, does nothing).
+            lock.lock()
+            outgoing = sending + outgoing
+            lock.unlock()
+            throw error
+        }
+        let audit = Self.auditEntries(in: replies[reads + 4])
+        let orders = replies[reads + 5].elements.compactMap { $0.text.flatMap(ConsoleOrder.init(json:)) }
         var seen: [String: (row: String?, boards: String?, connections: [String: String])] = [:]
         var looking: Set<String> = []
         var departed: [[String]] = []
@@ -141,6 +206,11 @@ final class ClusterConsole: @unchecked Sendable {
         lock.lock()
         others = seen
         watched = looking
+        if let last = audit.last { auditAfter = last.id }
+        // This hub's own entries are in its trail already.
+        newAudit += audit.map(\.entry).filter { $0.hub != hubID }
+        if newAudit.count > AuditTrail.kept { newAudit.removeFirst(newAudit.count - AuditTrail.kept) }
+        incoming += orders
         lock.unlock()
     }
 }

@@ -23,6 +23,9 @@ final class SharedLog: BoardLog, @unchecked Sendable {
     /// O6: what the cluster's first server held at start (`synchub:revoked`).
     private let startRevocations = Mutex<[Revocations.Entry]>([])
     var revocationsAtStart: [Revocations.Entry] { startRevocations.withLock { $0 } }
+    /// O9: the cluster's audit at start (`synchub:audit`, oldest first).
+    private let startAudit = Mutex<[AuditEntry]>([])
+    var auditAtStart: [AuditEntry] { startAudit.withLock { $0 } }
     /// O2-O4 through the first server.
     let console: ClusterConsole
     var clusterConsole: ClusterConsole? { console }
@@ -117,6 +120,11 @@ final class SharedLog: BoardLog, @unchecked Sendable {
         // O6: the first server keeps the cluster's revocations.
         let revoked = try readers[0].command(["HGETALL", SharedLogShard.revokedKey])
         startRevocations.withLock { $0 = SharedLogShard.revocations(in: revoked) }
+        // O9: and its audit; the console reads on from the newest entry.
+        let audit = try readers[0].command(["XREVRANGE", ClusterConsole.auditKey, "+", "-", "COUNT", String(AuditTrail.kept)])
+        let entries = ClusterConsole.auditEntries(in: audit)
+        startAudit.withLock { $0 = entries.map(\.entry).reversed() }
+        console.readAudit(after: entries.first?.id ?? "0-0")
         for shard in shards { shard.markUp() }
     }
 
@@ -242,6 +250,16 @@ final class SharedLog: BoardLog, @unchecked Sendable {
                 }
             }
             if !queued { logger.critical("a revocation could not be queued for redis", metadata: ["revocation": "\(entry)"]) }
+        case let .audit(entry):
+            let logger = self.logger
+            let queued = readers[0].submit { reader in
+                do throws(RedisFailure) {
+                    try reader.keep(audit: entry.json)
+                } catch {
+                    logger.error("an action of the console could not be kept in redis's audit", metadata: ["action": "\(entry.json)", "error": "\(error.message)"])
+                }
+            }
+            if !queued { logger.error("an action of the console could not be queued for redis's audit", metadata: ["action": "\(entry.json)"]) }
         case let .follow(board, logName, after):
             shard(of: logName).follow(logName, board: board, after: after)
         case let .unfollow(logName):

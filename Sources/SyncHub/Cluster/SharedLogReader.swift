@@ -84,6 +84,15 @@ final class SharedLogReader {
         if let error = reply.errorText { throw RedisFailure(reason: .reply, message: error) }
     }
 
+    /// O9: keeps an action of the console in the cluster's audit (the last
+    /// 10,000 or so: trimmed approximately, as Redis does it cheaply).
+    func keep(audit json: String) throws(RedisFailure) {
+        let reply = try retrying { () throws(RedisFailure) in
+            try connection.command(["XADD", ClusterConsole.auditKey, "MAXLEN", "~", String(AuditTrail.kept), "*", "e", json])
+        }
+        if let error = reply.errorText { throw RedisFailure(reason: .reply, message: error) }
+    }
+
     /// Runs `body` connected; once more on a fresh connection when the old
     /// one was lost.
     private func retrying<T>(_ body: () throws(RedisFailure) -> T) throws(RedisFailure) -> T {

@@ -112,6 +112,8 @@ enum StoreRequest: Sendable {
     case restore(SharedRestore)
     /// O6: keep a revocation (it holds across restarts, and in a cluster every hub learns it).
     case revoke(Revocations.Entry)
+    /// O9: keep an action of the console (the last 10,000; in a cluster every hub reads them).
+    case audit(AuditEntry)
     /// R15: the first answers of keys this hub remembers, added to a log
     /// another hub wrote back (each only where the log has none).
     case keepKeys(logName: String, answers: [(key: String, answer: String, offset: UInt64)])

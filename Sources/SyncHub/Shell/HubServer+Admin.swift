@@ -67,10 +67,18 @@ extension HubServer {
             return adminFreeze(kind: parts[1], name: parts[2], freeze: parts[3] == "freeze", by: admin,
                                from: HubCore.plainAddress(request.peerAddress), exchange: exchange)
         case ("POST", let parts) where parts.count == 3 && parts[0] == "hubs" && parts[2] == "drain":
-            guard parts[1] == core.hubID else { return adminError(404, "not_found", "no live hub \(parts[1]) is known here") }
+            let address = HubCore.plainAddress(request.peerAddress)
+            guard parts[1] == core.hubID else {
+                // Another hub of the cluster: asked through Redis (it drains within a second or two).
+                guard let console = log?.clusterConsole, console.otherRows[parts[1]] != nil else {
+                    return adminError(404, "not_found", "no live hub \(parts[1]) is known here")
+                }
+                console.send(ConsoleOrder(action: .drain, by: admin, address: address, via: core.hubID), to: parts[1])
+                noteAudit(sub: admin, address: address, action: "drain", target: parts[1], result: "asked hub \(parts[1])")
+                return adminJSON("{\"ok\":true,\"sent_to\":[" + HubCore.jsonString(parts[1]) + "]}")
+            }
             let started = startDrain(by: admin)
-            audit.note(AuditEntry(time: Date(), sub: admin, address: HubCore.plainAddress(request.peerAddress), action: "drain",
-                                  target: parts[1], result: started ? "draining" : "already draining"))
+            noteAudit(sub: admin, address: address, action: "drain", target: parts[1], result: started ? "draining" : "already draining")
             return adminJSON("{\"ok\":true}")
         default:
             return adminError(404, "not_found", "no such call: \(request.method) \(path) (docs/ADMIN.md lists them)")
@@ -145,6 +153,7 @@ extension HubServer {
     func publishConsole(nowNanos: UInt64) {
         guard let console = log?.clusterConsole, nowNanos / 1_000_000_000 != lastConsoleSecond else { return }
         lastConsoleSecond = nowNanos / 1_000_000_000
+        takeConsoleNews()
         let open = console.openConsoles
         let boards = open.map { _ in "[" + core.adminBoardRows(kind: nil, query: nil, bytesPerSecond: bytesPerSecond).joined(separator: ",") + "]" }
         var connections: [String: String] = [:]
@@ -162,13 +171,15 @@ extension HubServer {
         }
         var id: UInt64?
         var target = ""
+        var onHub = core.hubID
         if let connection = object["connection"] as? String {
             let parts = connection.split(separator: "/")
-            guard parts.count == 2, String(parts[0]) == core.hubID, let number = UInt64(parts[1]) else {
-                return adminError(400, "bad_request", "\"connection\" must be HUB/N with this hub's id (\(core.hubID))")
+            guard parts.count == 2, let number = UInt64(parts[1]) else {
+                return adminError(400, "bad_request", "\"connection\" must be HUB/N (a hub's id and its connection number)")
             }
             id = number
             target = connection
+            onHub = String(parts[0])
         }
         let sub = object["sub"] as? String
         let name = object["name"] as? String
@@ -184,15 +195,56 @@ extension HubServer {
         }
         if let sub { target = "sub \(sub)" }
         if let name, let board { target = "name \(name) on \(board.pathSegment)/\(board.name)" }
+        let from = HubCore.plainAddress(address)
+        // Other hubs of the cluster: one connection on its own hub; a sub or a name on every live hub.
+        let others = log?.clusterConsole.map { Array($0.otherRows.keys).sorted() } ?? []
+        let askHubs = onHub == core.hubID ? (id == nil ? others : []) : [onHub]
+        if onHub != core.hubID, !others.contains(onHub) {
+            return adminError(404, "not_found", "no live hub \(onHub) is known here")
+        }
+        let order = ConsoleOrder(action: .disconnect(connection: onHub == core.hubID ? nil : id, sub: sub, name: name,
+                                                     board: board.map { "\($0.pathSegment)/\($0.name)" }),
+                                 by: admin, address: from, via: core.hubID)
+        for hub in askHubs { log?.clusterConsole?.send(order, to: hub) }
+        let closed = onHub == core.hubID ? closeConnections(id: id, sub: sub, name: name, board: board) : 0
+        noteAudit(sub: admin, address: from, action: "disconnect", target: target,
+                  result: "closed \(closed)" + (askHubs.isEmpty ? "" : "; asked hubs " + askHubs.joined(separator: ", ")))
+        return adminJSON("{\"ok\":true,\"closed\":\(closed),\"sent_to\":[" + askHubs.map(HubCore.jsonString).joined(separator: ",") + "]}")
+    }
+
+    /// Closes this hub's connections that match with 4409 (O5); how many.
+    private func closeConnections(id: UInt64?, sub: String?, name: String?, board: BoardAddress?) -> Int {
         let closing = core.adminConnections(id: id, sub: sub, name: name, board: board)
         for connection in closing {
             if let open = server.connections[connection] {
                 server.close(open, code: 4409, reason: "disconnected by an operator; wait 30 s before reconnecting")
             }
         }
-        audit.note(AuditEntry(time: Date(), sub: admin, address: HubCore.plainAddress(address), action: "disconnect", target: target,
-                              result: "closed \(closing.count)"))
-        return adminJSON("{\"ok\":true,\"closed\":\(closing.count)}")
+        return closing.count
+    }
+
+    /// Once a second in a cluster: the other hubs' audit entries, and what
+    /// their consoles asked of this hub (O5, O8), carried out and audited.
+    func takeConsoleNews() {
+        guard let console = log?.clusterConsole else { return }
+        let news = console.takeNews()
+        for entry in news.audit { audit.note(entry) }
+        for order in news.orders {
+            switch order.action {
+            case let .disconnect(id, sub, name, boardText):
+                var board: BoardAddress?
+                if let boardText, case let .success(address) = BoardAddress.parse(path: "/" + boardText) { board = address }
+                if boardText != nil, board == nil { continue }
+                let closed = closeConnections(id: id, sub: sub, name: name, board: board)
+                let target = id.map { "\(core.hubID)/\($0)" } ?? sub.map { "sub \($0)" } ?? "name \(name ?? "") on \(boardText ?? "")"
+                noteAudit(sub: order.by, address: order.address, action: "disconnect", target: target,
+                          result: "closed \(closed) (asked through hub \(order.via))")
+            case .drain:
+                let started = startDrain(by: order.by)
+                noteAudit(sub: order.by, address: order.address, action: "drain", target: core.hubID,
+                          result: (started ? "draining" : "already draining") + " (asked through hub \(order.via))")
+            }
+        }
     }
 
     /// O6: a `jti`, or every token of a `sub` issued before now: refused
@@ -214,8 +266,8 @@ extension HubServer {
         case let .jti(jti): target = "jti \(jti)"
         case let .sub(sub, _): target = "sub \(sub)"
         }
-        audit.note(AuditEntry(time: Date(), sub: admin, address: address, action: "revoke", target: target,
-                              result: log == nil ? "revoked (in memory: not kept across a restart)" : "revoked"))
+        noteAudit(sub: admin, address: address, action: "revoke", target: target,
+                  result: log == nil ? "revoked (in memory: not kept across a restart)" : "revoked")
         return adminJSON("{\"ok\":true}")
     }
 
@@ -229,15 +281,15 @@ extension HubServer {
         let action = freeze ? "freeze" : "thaw"
         withBoard(board, exchange: exchange) { [self] ready in
             guard ready else {
-                audit.note(AuditEntry(time: Date(), sub: admin, address: address, action: action, target: "\(kind)/\(name)",
-                                      result: "unavailable"))
+                noteAudit(sub: admin, address: address, action: action, target: "\(kind)/\(name)",
+                          result: "unavailable")
                 return server.answer(exchange, with: adminError(503, "unavailable", "the board could not be read; try again"))
             }
             adminWaiting[exchange] = { [self] frame in
                 let answer = (try? JSONSerialization.jsonObject(with: Data(frame.utf8))) as? [String: Any]
                 let version = (answer?["type"] as? String) == "ack" ? answer?["version"] as? Int : nil
-                audit.note(AuditEntry(time: Date(), sub: admin, address: address, action: action, target: "\(kind)/\(name)",
-                                      result: version.map { "version \($0)" } ?? "unavailable"))
+                noteAudit(sub: admin, address: address, action: action, target: "\(kind)/\(name)",
+                          result: version.map { "version \($0)" } ?? "unavailable")
                 server.answer(exchange, with: version.map { adminJSON("{\"ok\":true,\"version\":\($0)}") }
                     ?? adminError(503, "unavailable", (answer?["message"] as? String) ?? "not known to have taken effect; try again"))
             }
@@ -277,6 +329,14 @@ extension HubServer {
         }
     }
 
+    /// O9: keeps an action in the audit, here at once and in the store
+    /// (the embedded file, or Redis where every hub reads it).
+    func noteAudit(sub: String, address: String, action: String, target: String, result: String) {
+        let entry = AuditEntry(time: Date(), sub: sub, address: address, action: action, target: target, result: result, hub: core.hubID)
+        audit.note(entry)
+        log?.carry(.audit(entry))
+    }
+
     func adminJSON(_ text: String) -> HTTPResponse {
         HTTPResponse(status: 200, contentType: "application/json", body: Array(text.utf8))
     }
@@ -285,35 +345,6 @@ extension HubServer {
         HTTPResponse(status: status, contentType: "application/json",
                      body: Array(("{\"error\":" + HubCore.jsonString(code) + ",\"message\":" + HubCore.jsonString(message) + "}").utf8))
     }
-}
-
-/// What the console's audit keeps of one action (O9).
-struct AuditEntry {
-    var time: Date
-    var sub: String
-    var address: String
-    var action: String
-    var target: String
-    var result: String
-
-    var json: String {
-        "{\"time\":" + HubCore.jsonString(HubCore.rfc3339(time)) + ",\"sub\":" + HubCore.jsonString(sub)
-            + ",\"address\":" + HubCore.jsonString(address) + ",\"action\":" + HubCore.jsonString(action)
-            + ",\"target\":" + HubCore.jsonString(target) + ",\"result\":" + HubCore.jsonString(result) + "}"
-    }
-}
-
-/// The last 10,000 audited actions of this hub, newest last.
-struct AuditTrail {
-    static let kept = 10_000
-    private var entries: [AuditEntry] = []
-
-    mutating func note(_ entry: AuditEntry) {
-        entries.append(entry)
-        if entries.count > Self.kept + Self.kept / 10 { entries.removeFirst(entries.count - Self.kept) }
-    }
-
-    var newestFirst: [AuditEntry] { entries.suffix(Self.kept).reversed() }
 }
 
 /// What the console says of this build (O2).

@@ -68,6 +68,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         listenAddress = "\(options.host):\(options.port)"
         self.log = log
         for entry in log?.revocationsAtStart ?? [] { core.revocations.add(entry) }
+        audit = AuditTrail(log?.auditAtStart ?? [])
         echoEnabled = echo
         self.logger = logger
         server.delegate = self

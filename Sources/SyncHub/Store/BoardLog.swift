@@ -31,6 +31,8 @@ protocol BoardLog: AnyObject, Sendable {
     var adminRedisJSON: String? { get }
     /// O6: the revocations the store held when the hub started.
     var revocationsAtStart: [Revocations.Entry] { get }
+    /// O9: the audit the store held when the hub started (at most the last 10,000).
+    var auditAtStart: [AuditEntry] { get }
     /// O2-O4: what the hubs of a cluster tell each other for the console (nil: one hub).
     var clusterConsole: ClusterConsole? { get }
 }
@@ -38,6 +40,7 @@ protocol BoardLog: AnyObject, Sendable {
 extension BoardLog {
     var adminRedisJSON: String? { nil }
     var revocationsAtStart: [Revocations.Entry] { [] }
+    var auditAtStart: [AuditEntry] { [] }
     var clusterConsole: ClusterConsole? { nil }
 }
 

@@ -61,6 +61,8 @@ final class BoardStore {
                 digest TEXT PRIMARY KEY, type TEXT NOT NULL, bytes BLOB NOT NULL) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS revocations(
                 field TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS audit(
+                id INTEGER PRIMARY KEY, entry TEXT NOT NULL);
             """)
         // Stores written before boards kept their own replica id, or their kind.
         for (column, type) in [("hub_replica", "INTEGER"), ("kind", "TEXT NOT NULL DEFAULT 'letters'"),
@@ -108,6 +110,19 @@ final class BoardStore {
         let (field, value) = Revocations.field(of: entry)
         try database.prepare("INSERT INTO revocations(field, value) VALUES(?, ?) "
                              + "ON CONFLICT(field) DO UPDATE SET value = max(value, excluded.value)").run([.text(field), .integer(value)])
+    }
+
+    /// O9: keeps an action of the console; the oldest beyond the last
+    /// 10,000 go (a hundred at a time, not on every action).
+    func keep(audit entry: AuditEntry) throws {
+        let id = try database.prepare("INSERT INTO audit(entry) VALUES(?) RETURNING id").rows([.text(entry.json)]) { $0.integer(0) }.first ?? 0
+        if id % 100 == 0 { try database.prepare("DELETE FROM audit WHERE id <= ?").run([.integer(id - Int64(AuditTrail.kept))]) }
+    }
+
+    /// O9: the last 10,000 actions kept, oldest first.
+    func audit() throws -> [AuditEntry] {
+        try database.prepare("SELECT entry FROM (SELECT id, entry FROM audit ORDER BY id DESC LIMIT ?) ORDER BY id")
+            .rows([.integer(Int64(AuditTrail.kept))]) { $0.text(0) }.compactMap { AuditEntry(json: $0) }
     }
 
     func revocations() throws -> [Revocations.Entry] {

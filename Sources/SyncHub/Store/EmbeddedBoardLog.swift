@@ -18,6 +18,7 @@ final class EmbeddedBoardLog: BoardLog, @unchecked Sendable {
     private let logger: Logger
     let path: String
     let revocationsAtStart: [Revocations.Entry]
+    let auditAtStart: [AuditEntry]
 
     /// Opens (creating if needed) `directory/boards.sqlite`; `fsyncEachCommit`
     /// as `BoardStore`'s.
@@ -28,6 +29,7 @@ final class EmbeddedBoardLog: BoardLog, @unchecked Sendable {
         let readerStore = try BoardStore(directory: directory, fsyncEachCommit: fsyncEachCommit, checkpointsItself: false)
         path = store.path
         revocationsAtStart = try readerStore.revocations()
+        auditAtStart = try readerStore.audit()
         writer = GroupCommitWriter(store: store)
         reader = StoreWorker(name: "store-reader", resource: readerStore)
         checkpointer = try WALCheckpointer(path: store.path)
@@ -84,6 +86,16 @@ final class EmbeddedBoardLog: BoardLog, @unchecked Sendable {
                 }
             }
             if !queued { logger.critical("a revocation could not be queued for the store", metadata: ["revocation": "\(entry)"]) }
+        case let .audit(entry):
+            let logger = self.logger
+            let queued = reader.submit { store in
+                do {
+                    try store.keep(audit: entry)
+                } catch {
+                    logger.error("an action of the console could not be kept in the audit", metadata: ["action": "\(entry.json)", "error": "\(error)"])
+                }
+            }
+            if !queued { logger.error("an action of the console could not be queued for the audit", metadata: ["action": "\(entry.json)"]) }
         case .propose, .fold, .restore, .keepKeys, .follow, .unfollow, .presence:
             // A hub on its own store orders its boards itself: the core never asks these.
             logger.error("the embedded store was asked for cluster work", metadata: ["request": "\(request)"])

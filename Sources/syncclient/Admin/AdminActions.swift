@@ -35,7 +35,11 @@ struct AdminDisconnectCommand: ParsableCommand {
 
     func run() throws {
         try admin.send(try request()) { body throws(AdminView.Unreadable) in
-            try AdminView.done(body) { "closed " + AdminView.count($0.closed ?? 0, "connection") }
+            try AdminView.done(body) { done in
+                let asked = done.sentTo ?? []
+                return "closed " + AdminView.count(done.closed ?? 0, "connection")
+                    + (asked.isEmpty ? "" : " here; asked " + AdminView.count(asked.count, "other hub") + " (" + asked.joined(separator: ", ") + ")")
+            }
         }
     }
 }
@@ -105,7 +109,7 @@ struct AdminDrainCommand: ParsableCommand {
 
     func run() throws {
         try admin.send(try request()) { body throws(AdminView.Unreadable) in
-            try AdminView.done(body) { _ in "hub \(hub) is draining" }
+            try AdminView.done(body) { done in (done.sentTo ?? []).isEmpty ? "hub \(hub) is draining" : "asked hub \(hub) to drain" }
         }
     }
 }

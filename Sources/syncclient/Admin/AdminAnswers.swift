@@ -76,6 +76,13 @@ enum AdminAnswers {
         var ok: Bool
         var closed: Int?
         var version: Int?
+        /// The other hubs of the cluster asked to carry the action out (O5, O8).
+        var sentTo: [String]?
+
+        enum CodingKeys: String, CodingKey {
+            case ok, closed, version
+            case sentTo = "sent_to"
+        }
     }
 
     /// A refusal's body: `{"error":CODE,"message":TEXT}`.
