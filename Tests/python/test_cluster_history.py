@@ -5,7 +5,7 @@ cannot be written back is logged and counted, never shown as the same
 version with another state. Real synchub and redis-server processes; every
 wait polls a condition with a deadline.
 """
-import itertools, os, signal, threading
+import itertools, os, signal, threading, time
 
 import pytest
 
@@ -95,6 +95,58 @@ def test_r15_a_third_hub_started_after_the_loss_reads_the_board_written_back(mak
     late = make_cluster_hub(redis, redis_timeout=4)
     state = Todo(late, board).state
     assert state["version"] == shown["version"] and Todo.content(state) == Todo.content(shown)
+
+
+def test_r15_the_fence_waits_past_its_shortest_part_for_a_live_hub_that_has_not_checked(make_redis, make_cluster_hub):
+    """The fence is a barrier (docs/CLUSTER.md, R15): the hub that holds the
+    lost part is stopped (SIGSTOP, as a loaded machine would slow it) while
+    Redis comes back from an older RDB file, and a client joins the board
+    through the other hub. The fence must still hold after its shortest part
+    (1 s) while the stopped hub, known live, has not checked; once it runs
+    again it writes the board back, and the join shows no older version
+    than the one shown. With a fence of a fixed second the join shows v3."""
+    redis = make_redis(extra=["--appendonly", "no"])
+    holder = make_cluster_hub(redis, redis_timeout=4)
+    other = make_cluster_hub(redis, redis_timeout=4)
+    board = "r15-barrier"
+    client = Letters(holder, board)
+    for step in range(6):
+        if step == 3:
+            assert redis.cli("SAVE") == "OK"
+        client.change(step)
+    shown = client.state
+    joined = {}
+
+    def join():
+        def attempt():
+            try:
+                return Letters(other, board)
+            except Exception as refused:  # a moment after the restart the hub may count the server down (503)
+                assert "503" in str(refused), refused
+                return None
+        joined["client"] = wait_until(attempt, 15, interval=0.05, message="the other hub takes the join")
+
+    os.kill(holder.proc.pid, signal.SIGSTOP)
+    try:
+        lose_redis(redis, keep_rdb=True)
+        joiner = threading.Thread(target=join)
+        joiner.start()
+
+        started = wait_until(lambda: redis.cli("EXISTS", "synchub:fence") == 1 and time.monotonic(), 10, interval=0.01,
+                             message="the fence starts")
+        # Its shortest part is 1 s (half of --redis-timeout 4, at most 1 s); the stopped hub keeps it up past that.
+        while time.monotonic() - started < 1.5:
+            assert redis.cli("EXISTS", "synchub:fence") == 1, \
+                f"the fence ended {time.monotonic() - started:.2f} s in, before the stopped hub checked"
+            assert "client" not in joined, "the join waits"
+            time.sleep(0.05)
+    finally:
+        os.kill(holder.proc.pid, signal.SIGCONT)
+    joiner.join(20)
+    assert "client" in joined, "the join is answered once the hub that held more wrote back"
+    first = joined["client"].first
+    assert first["version"] >= shown["version"] and first["order"] == shown["order"], (first, shown)
+    assert metric_sum([holder], "synchub_redis_history_written_back_total") >= 1
 
 
 def test_r15_what_cannot_be_written_back_is_logged_counted_and_never_shown_under_a_shown_version(make_redis, make_cluster_hub):
