@@ -70,11 +70,14 @@ public struct Admission: Sendable {
     public var grant: (any Sendable)?
     /// The upgrade's `Origin` header (a browser sends one), for the hub's books.
     public var origin: String?
+    /// What the client said it is (`?client=NAME` on the upgrade), for the hub's books.
+    public var client: String?
 
-    public init(route: Route, grant: (any Sendable)? = nil, origin: String? = nil) {
+    public init(route: Route, grant: (any Sendable)? = nil, origin: String? = nil, client: String? = nil) {
         self.route = route
         self.grant = grant
         self.origin = origin
+        self.client = client
     }
 }
 

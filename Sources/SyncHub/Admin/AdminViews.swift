@@ -10,7 +10,9 @@ extension HubCore {
     struct ConnectionFacts {
         var address: String
         var since: Date
-        var fromBrowser: Bool
+        /// `page` (the upgrade carried an `Origin`), `watch` (it said
+        /// `?client=watch`), or nil.
+        var said: String?
         var queuedBytes: Int
     }
 
@@ -82,7 +84,7 @@ extension HubCore {
         for (index, (id, member)) in room.members.sorted(by: { $0.key < $1.key }).enumerated() {
             if index > 0 { out += "," }
             let known = facts(id)
-            let client = member.replica != nil ? "replica" : (known?.fromBrowser == true ? "page" : "thin")
+            let client = known?.said ?? (member.replica != nil ? "replica" : "thin")
             out += "{\"id\":" + Self.jsonString("\(hubID)/\(id)") + ",\"name\":" + Self.jsonString(member.actingName)
             out += ",\"sub\":" + (member.grant.map { Self.jsonString($0.sub) } ?? "null")
             out += ",\"role\":" + Self.jsonString(member.role?.rawValue ?? (member.grant == nil ? "admin" : "none"))

@@ -140,7 +140,7 @@ extension HubServer {
         guard let connection = server.connections[id] else { return nil }
         let facts = connectionFacts[id]
         return HubCore.ConnectionFacts(address: connection.peerAddress, since: facts?.since ?? Date(),
-                                       fromBrowser: facts?.fromBrowser ?? false, queuedBytes: connection.queuedBytes)
+                                       said: facts?.said, queuedBytes: connection.queuedBytes)
     }
 
     private func bytesPerSecond(_ board: String) -> Double {

@@ -25,7 +25,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     /// each board's bytes sent, each connection's age and kind, the audit.
     var process = ProcessSample()
     var traffic = BoardTraffic()
-    var connectionFacts: [UInt64: (since: Date, fromBrowser: Bool)] = [:]
+    var connectionFacts: [UInt64: (since: Date, said: String?)] = [:]
     var audit = AuditTrail()
     /// Console requests waiting for the core's answer (a freeze), by exchange.
     var adminWaiting: [UInt64: (String) -> Void] = [:]
@@ -117,7 +117,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             // A8: a header token is checked before the upgrade; without one
             // the connection waits for an `auth` frame (HubCore+Access).
             guard let verifier = core.verifier, let token = request.bearerToken else {
-                return .success(Admission(route: .board(address.key), origin: request.origin))
+                return .success(Admission(route: .board(address.key), origin: request.origin, client: Self.clientName(request)))
             }
             do throws(TokenRefusal) {
                 let grant = try verifiedGrant(token, with: verifier)
@@ -126,7 +126,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
                     logger.info("upgrade refused 403", metadata: ["board": "\(address)", "sub": "\(grant.sub)", "peer": "\(request.peerAddress)"])
                     return .failure(HTTPRefusal(status: 403, message: "your token gives no role on this board"))
                 }
-                return .success(Admission(route: .board(address.key), grant: grant, origin: request.origin))
+                return .success(Admission(route: .board(address.key), grant: grant, origin: request.origin, client: Self.clientName(request)))
             } catch {
                 core.counters.authRefused += 1
                 // Who and why, never the token (docs/SECURITY.md).
@@ -139,7 +139,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     func opened(_ connection: ServerConnection) {
         guard case let .board(key) = connection.route else { return }
         gate.opened(connection.id, now: WebSocketServer.nowNanos())
-        connectionFacts[connection.id] = (Date(), connection.admission.origin != nil)
+        connectionFacts[connection.id] = (Date(), connection.admission.origin != nil ? "page" : connection.admission.client)
         handle(.upgraded(connection: connection.id, board: BoardAddress(key: key), grant: connection.admission.grant as? Grant))
     }
 
@@ -155,6 +155,13 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             return
         }
         handle(isText ? .frame(connection: connection.id, message) : .binary(connection: connection.id))
+    }
+
+    /// O4: what a client says it is on the upgrade (`?client=watch`: the
+    /// terminal client's full screen), for the console; only names the
+    /// console knows are kept, anything else counts as not said.
+    static func clientName(_ request: RequestHead) -> String? {
+        request.queryValues["client"].flatMap { $0 == "watch" ? $0 : nil }
     }
 
     func closed(_ connection: ServerConnection) {

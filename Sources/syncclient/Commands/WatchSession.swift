@@ -32,9 +32,12 @@ final class WatchSession<Screen: KindScreen>: ClientDelegate, @unchecked Sendabl
     init(url: WebSocketURL, boardName: String, name: String?, interactive: Bool,
          access: HubAccess = HubAccess.chosen.withLock { $0 }) {
         client = WebSocketClient(fdLimit: 64, tls: access.tls)
+        // The hub's console tells a wall screen from other clients (O4).
+        var said = url
+        said.path += (url.path.contains("?") ? "&" : "?") + "client=watch"
         // A kind that takes no replica clients (a shop) is followed as the pages follow it.
-        link = Screen.Kind.takesReplicaClients ? ReplicaLink(client: client, url: url, name: name, access: access)
-                                               : ThinLink(client: client, url: url, name: name, access: access)
+        link = Screen.Kind.takesReplicaClients ? ReplicaLink(client: client, url: said, name: name, access: access)
+                                               : ThinLink(client: client, url: said, name: name, access: access)
         self.boardName = boardName
         self.interactive = interactive
         pictures = PictureFetcher(url: url, tls: access.tls)
