@@ -138,6 +138,7 @@ def test_o4_one_board_shows_its_state_changes_and_connections(open_hub):
     assert board["state"]["items"][0]["id"] == "milk"
     newest, first = board["changes"]
     assert newest["answer"] == refused["code"] and first["answer"] == "ack" and first["version"] == 1
+    assert newest["intent"]["type"] == "add" and newest["intent"]["after"] == "nowhere", "a refused intent as it was sent"
     assert first["name"] == "ana" and first["hub"] == "hub" and first["intent"], first
     assert first["time"].endswith("Z")
     connection, = board["connections"]
@@ -546,3 +547,17 @@ def test_o5_in_a_cluster_a_sub_is_disconnected_on_every_hub(tmp_path, redis_serv
     status, answer = call(a, "/admin/api/disconnect", token=admin, method="POST", body={"sub": "dana"})
     assert status == 200 and answer == {"ok": True, "closed": 1, "sent_to": ["s1"]}, answer
     assert closed_with(on_a, 4409, timeout=5) and closed_with(on_b, 4409, timeout=5)
+
+
+def test_o4_in_a_cluster_a_change_made_through_another_hub_shows_its_sub_and_hub(tmp_path, redis_server, make_cluster_hub):
+    secret = secret_file(tmp_path, "hub")
+    flags = ["--auth-secret-file", str(secret)]
+    a, b = (make_cluster_hub(redis_server, extra=flags, hub_id=f"o4-{x}") for x in "ab")
+    admin = token(secret, {"*": "admin"})
+    eve = mint(secret, claims(sub="eve", boards={"todo/*": "write"}), kid="hub")
+    on_b = authed(Todo, b, "shared-list", eve)
+    on_b.ok({"type": "add", "after": None, "id": "tea", "title": "Tea", "memo": ""})
+    status, board = call(a, "/admin/api/boards/todo/shared-list", token=admin)
+    assert status == 200, board
+    change, = [c for c in board["changes"] if c["answer"] == "ack"]
+    assert (change["sub"], change["hub"]) == ("eve", "o4-b"), change

@@ -64,7 +64,9 @@ extension HubCore {
             HubMessage.appendJSONString(Self.rfc3339(wallAt(change.at)), to: &out)
             out += ",\"sub\":" + (change.sub.map(Self.jsonString) ?? "null") + ",\"name\":" + Self.jsonString(change.name)
             out += ",\"hub\":" + Self.jsonString(change.hub) + ",\"intent\":"
-            if let change = change.change, let json = room.changeJSON(change) {
+            if let said = change.change as? String {
+                out += said   // an intent refused before it became a change, as it was sent
+            } else if let change = change.change, let json = room.changeJSON(change) {
                 out += json
             } else if change.operations > 0 {
                 out += "{\"ops\":\(change.operations)}"

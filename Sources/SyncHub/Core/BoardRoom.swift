@@ -305,4 +305,7 @@ struct ParsedFrame {
     var isChange = false
     /// Whether only an admin may make it (AUTH A13; `WireKind.needsAdmin`).
     var needsAdmin = false
+    /// A thin intent's frame as sent (JSON), shown by the console when the
+    /// intent is refused before it became a change (O4).
+    var intentText: String?
 }

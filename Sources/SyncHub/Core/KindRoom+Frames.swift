@@ -13,9 +13,11 @@ extension KindRoom {
             // One pass over the message (each read of it copies its strings), then boxed once.
             var key: String?, ref: String?
             var isOperations = false, isHello = false, isChange = false, needsAdmin = false
+            var intentText: String?
             switch message {
             case let .intent(intent, intentRef, intentKey):
                 (ref, key, isChange, needsAdmin) = (intentRef, intentKey, true, Kind.needsAdmin(intent))
+                intentText = String(decoding: bytes, as: UTF8.self)
             case let .operations(operations, operationsRef):
                 (ref, isOperations, isChange) = (operationsRef, true, true)
                 needsAdmin = operations.contains { Kind.needsAdmin(change: $0.change) }
@@ -27,7 +29,7 @@ extension KindRoom {
                 ref = other
             }
             return ParsedFrame(key: key, ref: ref, isOperations: isOperations, isHello: isHello,
-                               message: message, error: nil, isChange: isChange, needsAdmin: needsAdmin)
+                               message: message, error: nil, isChange: isChange, needsAdmin: needsAdmin, intentText: intentText)
         } catch {
             return ParsedFrame(key: nil, ref: WireDecoding.ref(inUnreadable: Data(bytes)), isOperations: false, isHello: false,
                                message: 0, error: error, isChange: false)
@@ -46,6 +48,7 @@ extension KindRoom {
         switch message {
         case let .intent(_, ref, _) where refusesFrozen(connection):
             core.counters.operationsRefused += 1
+            noteRefused(frame.intentText, code: "frozen", by: members[connection], core: core)
             actions.append(.send(connection: connection, frame: HubMessage.rejected(ref: ref, code: "frozen", message: Self.frozenMessage)))
         case let .operations(operations, ref) where refusesFrozen(connection):
             core.counters.operationsRefused += 1
@@ -54,9 +57,9 @@ extension KindRoom {
                                                                                  have: own.map { durableSeq(of: $0) })))
         case let .intent(intent, ref, key):
             if core.isShared {
-                proposeIntent(intent, ref: ref, key: key, by: connection, core: &core, actions: &actions)
+                proposeIntent(intent, ref: ref, key: key, said: frame.intentText, by: connection, core: &core, actions: &actions)
             } else {
-                perform(intent, ref: ref, key: key, by: connection, core: &core, actions: &actions)
+                perform(intent, ref: ref, key: key, said: frame.intentText, by: connection, core: &core, actions: &actions)
             }
         case let .join(name, ref):
             join(name, ref: ref, connection: connection, core: &core, actions: &actions)
@@ -140,7 +143,7 @@ extension KindRoom {
     /// next intent is checked against it; the reply waits for durability.
     /// A keyed intent already merged is not merged again: its first answer
     /// goes back (at once when durable, else once it is).
-    func perform(_ intent: Kind.Intent, ref: String?, key: String?, by connection: UInt64, core: inout HubCore,
+    func perform(_ intent: Kind.Intent, ref: String?, key: String?, said: String? = nil, by connection: UInt64, core: inout HubCore,
                  actions: inout [HubAction]) {
         if let key, answeredAlready(key, ref: ref, connection: connection, core: &core, actions: &actions) { return }
         let answer: KeyedAnswer
@@ -169,7 +172,11 @@ extension KindRoom {
             answer = .rejected(code: error.code, message: error.message, members: Kind.refusalMembers(error))
         }
         // A no-op changed nothing: not one of the board's changes (O4).
-        if !operations.isEmpty || !answer.isAck { noteChange(operations.first?.change, by: members[connection], answer: answer, core: core) }
+        if let change = operations.first?.change {
+            noteChange(change, by: members[connection], answer: answer, core: core)
+        } else if case let .rejected(code, _, _) = answer {
+            noteRefused(said, code: code, by: members[connection], core: core)
+        }
         core.record(makeRecord(operations, replies: [(connection, answer.frame(ref: ref))], author: connection,
                                keyed: key.map { ($0, answer) }), in: self)
     }
@@ -345,15 +352,22 @@ extension KindRoom {
     }
 
     /// A thin change as its hub answered it, for the console (O4).
-    func noteChange(_ change: Kind.Change?, by member: Member?, hub: String? = nil, name: String? = nil, answer: KeyedAnswer,
-                    core: HubCore) {
+    func noteChange(_ change: Kind.Change?, by member: Member?, sub: String? = nil, hub: String? = nil, name: String? = nil,
+                    answer: KeyedAnswer, core: HubCore) {
         let said: String
         switch answer {
         case .ack: said = "ack"
         case let .rejected(code, _, _): said = code
         }
-        activity.note(BoardActivity.Change(at: core.now, sub: member?.grant?.sub, name: name ?? member?.actingName ?? "",
+        activity.note(BoardActivity.Change(at: core.now, sub: member?.grant?.sub ?? sub, name: name ?? member?.actingName ?? "",
                                            hub: hub ?? core.hubID, change: change, answer: said, version: version))
+    }
+
+    /// An intent refused before it became a change, for the console (O4):
+    /// shown as it was sent (`said`, the frame's JSON).
+    func noteRefused(_ said: String?, code: String, by member: Member?, core: HubCore) {
+        activity.note(BoardActivity.Change(at: core.now, sub: member?.grant?.sub, name: member?.actingName ?? "", hub: core.hubID,
+                                           change: said, answer: code, version: version))
     }
 
     static var frozenMessage: String { "an operator froze this board: nothing can be changed until it is thawed" }

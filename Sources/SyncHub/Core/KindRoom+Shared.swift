@@ -11,11 +11,12 @@ extension KindRoom {
     typealias Entry = SharedEntry<Kind.Change>
 
     /// A thin client's intent on a shared board.
-    func proposeIntent(_ intent: Kind.Intent, ref: String?, key: String?, by connection: UInt64, core: inout HubCore,
-                       actions: inout [HubAction]) {
+    func proposeIntent(_ intent: Kind.Intent, ref: String?, key: String?, said: String? = nil, by connection: UInt64,
+                       core: inout HubCore, actions: inout [HubAction]) {
         if let key, answeredAlready(key, ref: ref, connection: connection, core: &core, actions: &actions) { return }
         let author = members[connection]?.actingName ?? ""
         var entry = Entry(hub: core.sharedHubID, number: 0, author: author, key: key)
+        entry.sub = members[connection]?.grant?.sub
         do {
             // Checked against what this hub's clients will see once their
             // changes in flight are applied: a client's second intent builds
@@ -45,6 +46,7 @@ extension KindRoom {
         } catch {
             core.counters.operationsRefused += 1
             guard key != nil else {
+                noteRefused(said, code: error.code, by: members[connection], core: core)
                 actions.append(.send(connection: connection, frame: HubMessage.rejected(ref: ref, code: error.code, message: error.message,
                                                                                          members: Kind.refusalMembers(error))))
                 return
@@ -61,7 +63,8 @@ extension KindRoom {
     /// own, under its name), proposed, answered with `have` once applied.
     func proposeOperations(_ operations: [Op], ref: String?, from connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
         guard let (member, own) = ownReplica(for: operations, ref: ref, from: connection, actions: &actions) else { return }
-        let entry = Entry(hub: core.sharedHubID, number: 0, operations: operations, replica: own)
+        var entry = Entry(hub: core.sharedHubID, number: 0, operations: operations, replica: own)
+        entry.sub = member.grant?.sub
         var waiting = PendingProposal(connection: connection, ref: ref, deadline: 0, replica: own)
         waiting.entry = entry
         core.propose({ Self.entryJSON(entry, number: $0) }, in: self, owner: member.grant.map { (own, $0.sub) }, waiting: waiting)
@@ -166,6 +169,10 @@ extension KindRoom {
         if let author = entry.author {
             out += ",\"a\":"
             HubMessage.appendJSONString(author, to: &out)
+        }
+        if let sub = entry.sub {
+            out += ",\"s\":"
+            HubMessage.appendJSONString(sub, to: &out)
         }
         if let key = entry.key {
             out += ",\"k\":"
@@ -296,10 +303,14 @@ extension KindRoom {
             // For the console (O4): every hub notes every entry alike.
             let proposer = mine.flatMap { shared.proposals[$0]?.connection }.flatMap { members[$0] }
             if let change = entry.change, let answer {
-                noteChange(change, by: proposer, hub: entry.hub, name: entry.author ?? "", answer: answer, core: core)
+                noteChange(change, by: proposer, sub: entry.sub, hub: entry.hub, name: entry.author ?? "", answer: answer, core: core)
             } else if let operations = entry.operations, !operations.isEmpty {
-                activity.note(BoardActivity.Change(at: core.now, sub: proposer?.grant?.sub, name: proposer?.actingName ?? "", hub: entry.hub,
+                activity.note(BoardActivity.Change(at: core.now, sub: proposer?.grant?.sub ?? entry.sub, name: proposer?.actingName ?? "", hub: entry.hub,
                                                    operations: operations.count, answer: "ack", version: version))
+            } else if case let .rejected(code, _, _)? = answer {
+                // A keyed intent refused where it was prepared: its frame stayed there.
+                activity.note(BoardActivity.Change(at: core.now, sub: proposer?.grant?.sub ?? entry.sub, name: entry.author ?? "",
+                                                   hub: entry.hub, answer: code, version: version))
             }
             var replies: [HubAction] = []
             if let key = entry.key, let answer {

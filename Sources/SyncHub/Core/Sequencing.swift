@@ -148,8 +148,10 @@ struct SharedEntry<Change: Codable & Sendable & Equatable>: Codable {
     /// once it applies the entry.
     var hub: String
     var number: UInt64
-    /// Who acts (a thin change's author).
+    /// Who acts (a thin change's author), and the `sub` of their token
+    /// (for the other hubs' consoles, O4).
     var author: String?
+    var sub: String?
     var key: String?
     /// A thin client's change, prepared against the proposing hub's state.
     var change: Change?
@@ -166,7 +168,7 @@ struct SharedEntry<Change: Codable & Sendable & Equatable>: Codable {
     var frozen: Bool?
 
     enum CodingKeys: String, CodingKey {
-        case hub = "h", number = "n", author = "a", key = "k", change = "c", operations = "ops", replica = "r"
+        case hub = "h", number = "n", author = "a", sub = "s", key = "k", change = "c", operations = "ops", replica = "r"
         case refusal = "x", noop = "z", basedOn = "b", frozen = "f"
     }
 }
