@@ -561,3 +561,25 @@ def test_o4_in_a_cluster_a_change_made_through_another_hub_shows_its_sub_and_hub
     assert status == 200, board
     change, = [c for c in board["changes"] if c["answer"] == "ack"]
     assert (change["sub"], change["hub"]) == ("eve", "o4-b"), change
+
+
+def test_o3_stored_counts_the_boards_in_the_store_not_only_those_held(tmp_path, redis_server, make_cluster_hub):
+    hub = Hub(data=str(tmp_path / "data"))
+    try:
+        for name in ("one", "two", "three"):
+            client = Letters(hub, name)
+            client.ok({"type": "select", "letter": "S"})
+            client.close()
+    finally:
+        hub.stop()
+    again = Hub(data=str(tmp_path / "data"))
+    try:
+        answer = call(again, "/admin/api/boards")[1]
+        assert answer["stored"] == 3 and answer["boards"] == [], answer
+    finally:
+        again.stop()
+    a, b = (make_cluster_hub(redis_server, hub_id=f"st-{x}") for x in "ab")
+    for hub, name in ((a, "from-a"), (b, "from-b"), (b, "also-b")):
+        Todo(hub, name).ok({"type": "add", "after": None, "title": "T", "memo": ""})
+    for hub in (a, b):
+        assert call(hub, "/admin/api/boards")[1]["stored"] == 3, "every board in Redis, made through either hub"

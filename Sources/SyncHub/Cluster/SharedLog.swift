@@ -281,6 +281,8 @@ final class SharedLog: BoardLog, @unchecked Sendable {
             } failed: {
                 .imageRead(exchange: exchange, digest: digest, .failure($0))
             }
+        case let .countBoards(exchange):
+            countBoards(exchange: exchange)
         case .commit, .lookUpKey:
             // A cluster's boards are ordered by their logs: the core never asks these.
             logger.error("the shared log was asked for the embedded store's work", metadata: ["request": "\(request)"])
@@ -310,6 +312,34 @@ final class SharedLog: BoardLog, @unchecked Sendable {
             }
         }
         if !queued { deliver([failed(StoreFailure(message: "too many reads wait for \(shard.address)"))]) }
+    }
+
+    /// O3: the boards every server holds (`synchub:boards`, added to when a
+    /// board's log starts), summed once each reader answered.
+    private func countBoards(exchange: UInt64) {
+        let (deliver, logger) = (self.deliver, self.logger)
+        let tally = Mutex<(left: Int, total: Int, failure: StoreFailure?)>((readers.count, 0, nil))
+        let finish: @Sendable (Int?, StoreFailure?) -> Void = { count, failure in
+            let done: (total: Int, failure: StoreFailure?)? = tally.withLock { state in
+                state.left -= 1
+                state.total += count ?? 0
+                if state.failure == nil { state.failure = failure }
+                return state.left == 0 ? (state.total, state.failure) : nil
+            }
+            guard let done else { return }
+            deliver([.boardsCounted(exchange: exchange, done.failure.map { .failure($0) } ?? .success(done.total))])
+        }
+        for (index, reader) in readers.enumerated() {
+            let queued = reader.submit { reader in
+                do throws(RedisFailure) {
+                    finish(try reader.boardCount(), nil)
+                } catch {
+                    logger.warning("cannot count the boards in redis", metadata: ["server": "\(self.shards[index].address)", "error": "\(error.message)"])
+                    finish(nil, StoreFailure(message: error.message))
+                }
+            }
+            if !queued { finish(nil, StoreFailure(message: "too many reads wait for \(shards[index].address)")) }
+        }
     }
 
     /// The console's view of Redis (O2): up when every server answers, the

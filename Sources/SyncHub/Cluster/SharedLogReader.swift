@@ -84,6 +84,13 @@ final class SharedLogReader {
         if let error = reply.errorText { throw RedisFailure(reason: .reply, message: error) }
     }
 
+    /// O3: how many boards this server holds (`synchub:boards`).
+    func boardCount() throws(RedisFailure) -> Int {
+        let reply = try retrying { () throws(RedisFailure) in try connection.command(["SCARD", "synchub:boards"]) }
+        if let error = reply.errorText { throw RedisFailure(reason: .reply, message: error) }
+        return Int(reply.integer ?? 0)
+    }
+
     /// O9: keeps an action of the console in the cluster's audit (the last
     /// 10,000 or so: trimmed approximately, as Redis does it cheaply).
     func keep(audit json: String) throws(RedisFailure) {

@@ -135,6 +135,8 @@ enum SharedLogScripts {
         if not epoch then
           epoch = ARGV[1]
           redis.call('HSET', KEYS[1], 'epoch', epoch)
+          -- O3: the boards this server holds, counted by the console.
+          redis.call('SADD', 'synchub:boards', KEYS[1])
         end
         local out = {epoch}
         local failed = false
@@ -299,6 +301,7 @@ enum SharedLogScripts {
         end
         local epoch = meta[1] or ARGV[4]
         if epoch == '' then epoch = ARGV[7] end
+        redis.call('SADD', 'synchub:boards', KEYS[1])
         redis.call('SET', KEYS[3], ARGV[3])
         redis.call('DEL', KEYS[2])
         redis.call('HSET', KEYS[1], 'epoch', epoch, 'top', ARGV[1], 'last', ARGV[2], 'snap', ARGV[1], 'snaplink', ARGV[2],

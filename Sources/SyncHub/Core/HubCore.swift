@@ -244,7 +244,7 @@ struct HubCore {
             restored(board: board, result: result, actions: &actions)
         case let .revocations(entries):
             revoke(entries, actions: &actions)
-        case .storeFailed, .imageStored, .imageRead, .keysKept:
+        case .storeFailed, .imageStored, .imageRead, .boardsCounted, .keysKept:
             // The shell's business (the hub stops; HTTP answers).
             break
         }

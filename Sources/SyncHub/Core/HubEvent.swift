@@ -126,6 +126,8 @@ enum StoreRequest: Sendable {
     case putImage(board: BoardAddress, digest: String, type: String, bytes: [UInt8], exchange: UInt64)
     /// Answered `.imageRead`.
     case readImage(board: BoardAddress, digest: String, exchange: UInt64)
+    /// O3: how many boards the store holds (the console's `stored`); answered `.boardsCounted`.
+    case countBoards(exchange: UInt64)
 }
 
 /// Connections and display names on one board of one hub.
@@ -168,6 +170,7 @@ enum StoreAnswer: Sendable {
     case keysKept
     case imageStored(exchange: UInt64, StoreFailure?)
     case imageRead(exchange: UInt64, digest: String, Result<StoredImage?, StoreFailure>)
+    case boardsCounted(exchange: UInt64, Result<Int, StoreFailure>)
 }
 
 /// An image's bytes and type as a store keeps them.

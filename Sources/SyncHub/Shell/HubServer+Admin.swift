@@ -44,12 +44,18 @@ extension HubServer {
         case ("GET", ["boards"]):
             log?.clusterConsole?.noteAsked(board: nil)
             let kind = request.queryValues["kind"].flatMap { $0.isEmpty ? nil : $0 }
-            var rows = core.adminBoardRows(kind: kind, query: request.queryValues["q"], bytesPerSecond: bytesPerSecond)
-            if let others = log?.clusterConsole?.otherBoards, !others.isEmpty {
-                rows = AdminBoardMerge.merge(own: core.adminBoardRows(kind: nil, query: nil, bytesPerSecond: bytesPerSecond),
-                                             others: Array(others.values), kind: kind, query: request.queryValues["q"])
+            let query = request.queryValues["q"]
+            let now = WebSocketServer.nowNanos()
+            if let log, storedBoards.map({ now &- $0.at > 5_000_000_000 }) ?? true {
+                // O3: the store's count, asked at most every 5 s (the answer waits for the first).
+                httpSteps[exchange] = { [self] step in
+                    if case let .boardsCounted(.success(count)) = step { storedBoards = (count, WebSocketServer.nowNanos()) }
+                    server.answer(exchange, with: adminBoards(kind: kind, query: query))
+                }
+                log.carry(.countBoards(exchange: exchange))
+                return nil
             }
-            return adminJSON("{\"stored\":\(core.boards.count),\"boards\":[" + rows.joined(separator: ",") + "]}")
+            return adminBoards(kind: kind, query: query)
         case ("GET", let parts) where parts.count == 3 && parts[0] == "boards":
             if case let .success(address) = BoardAddress.parse(path: "/\(parts[1])/\(parts[2])") {
                 log?.clusterConsole?.noteAsked(board: address.logName)
@@ -103,6 +109,18 @@ extension HubServer {
             }
         }
         return nil
+    }
+
+    /// `GET /admin/api/boards` (O3): `stored` is the store's count (the
+    /// boards held here when the store has not answered yet).
+    private func adminBoards(kind: String?, query: String?) -> HTTPResponse {
+        var rows = core.adminBoardRows(kind: kind, query: query, bytesPerSecond: bytesPerSecond)
+        if let others = log?.clusterConsole?.otherBoards, !others.isEmpty {
+            rows = AdminBoardMerge.merge(own: core.adminBoardRows(kind: nil, query: nil, bytesPerSecond: bytesPerSecond),
+                                         others: Array(others.values), kind: kind, query: query)
+        }
+        let stored = storedBoards?.count ?? core.boards.count
+        return adminJSON("{\"stored\":\(stored),\"boards\":[" + rows.joined(separator: ",") + "]}")
     }
 
     /// One hub's row of `GET /admin/api/hubs` (O2, O11).

@@ -60,6 +60,7 @@ enum HTTPStep {
     case board(ready: Bool, reason: String)
     case imageStored(StoreFailure?)
     case imageRead(Result<StoredImage?, StoreFailure>)
+    case boardsCounted(Result<Int, StoreFailure>)
 }
 
 extension HubServer {

@@ -211,6 +211,7 @@ final class BoardStore {
         return answer
     }
 
+    /// How many boards are stored (the console's `stored`, O3).
     func boardCount() throws -> Int {
         Int(try countBoards.rows { $0.integer(0) }.first ?? 0)
     }

@@ -70,6 +70,10 @@ final class EmbeddedBoardLog: BoardLog, @unchecked Sendable {
                 try store.putImage(digest: digest, type: type, bytes: bytes)
                 return .imageStored(exchange: exchange, nil)
             }
+        case let .countBoards(exchange):
+            read(or: { .boardsCounted(exchange: exchange, .failure($0)) }) { store in
+                .boardsCounted(exchange: exchange, .success(try store.boardCount()))
+            }
         case let .readImage(_, digest, exchange):
             read(or: { .imageRead(exchange: exchange, digest: digest, .failure($0)) }) { store in
                 .imageRead(exchange: exchange, digest: digest,
