@@ -61,6 +61,8 @@ public protocol WireKind: BoardKind {
     static func needsAdmin(_ intent: Intent) -> Bool
     /// The same for a replica client's change.
     static func needsAdmin(change: Change) -> Bool
+    /// What a change that needs an admin says to a token that is not one.
+    static var adminOnlyMessage: String { get }
     /// A refusal's members beyond `code` and `message` (the shop's `lines`,
     /// `current`, `field`), or "".
     static func refusalMembers(_ refusal: Refusal) -> String
@@ -95,6 +97,7 @@ extension WireKind {
     public static func answer(query: String, by author: String, in state: State) -> String { "" }
     public static func needsAdmin(_ intent: Intent) -> Bool { false }
     public static func needsAdmin(change: Change) -> Bool { false }
+    public static var adminOnlyMessage: String { "only an admin token may make this change" }
     public static func refusalMembers(_ refusal: Refusal) -> String { "" }
     public static func read(path: [Substring], in state: State, version: UInt64) -> (status: UInt32, json: String)? { nil }
     public static func image(named name: String, in state: State) -> (type: String, digest: String)? { nil }

@@ -89,6 +89,9 @@ class BoardRoom {
     /// A change of this board's kind as JSON (the console's `intent`, O4).
     func changeJSON(_ change: any Sendable) -> String? { nil }
 
+    /// What the kind says to a change only an admin may make (`WireKind.adminOnlyMessage`).
+    var adminOnlyMessage: String { "only an admin token may make this change" }
+
     /// R15: the first answers of every key this hub remembers of the board.
     func rememberedAnswers() -> [(key: String, answer: String, offset: UInt64)] { [] }
 

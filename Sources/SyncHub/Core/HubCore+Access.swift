@@ -179,8 +179,7 @@ extension HubCore {
             actions.append(.close(connection: connection, code: 4403, reason: "\(Self.forbiddenPerMinute) refused changes a minute with \(token)"))
             return
         }
-        let message = adminOnly ? "only the shop's staff (an admin token) may change the catalog"
-            : "your token lets you read this board, not change it"
+        let message = adminOnly ? room.adminOnlyMessage : "your token lets you read this board, not change it"
         if frame.isOperations {
             let have = room.members[connection]?.replica.map { room.durableSeq(of: $0) }
             actions.append(.send(connection: connection, frame: HubMessage.error(ProtocolError("forbidden", message), ref: frame.ref, have: have)))

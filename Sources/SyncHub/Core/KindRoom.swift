@@ -107,6 +107,8 @@ class KindRoom<Kind: HostedKind>: BoardRoom {
         return record
     }
 
+    final override var adminOnlyMessage: String { Kind.adminOnlyMessage }
+
     final override func changeJSON(_ change: any Sendable) -> String? {
         (change as? Kind.Change).map { Kind.changeJSON($0) }
     }

@@ -191,7 +191,8 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             case let .refused(answer): return answer
             }
         }
-        return .text(405, "only a shop's images are stored, with PUT /shop/NAME/images/FILE")
+        let stored = HostedKinds.withHTTP.compactMap { $0.storedByHTTP }
+        return .text(405, stored.isEmpty ? "nothing is stored by HTTP here" : "only these are stored by HTTP: " + stored.joined(separator: "; "))
     }
 
     func respond(to request: RequestHead, body: [UInt8], exchange: UInt64) -> HTTPResponse? {

@@ -8,6 +8,9 @@ import WebSocketLoop
 protocol KindHTTP: HostedKind {
     /// The largest request body the kind takes (0: none).
     static var maxRequestBodyBytes: Int { get }
+    /// What the kind stores by HTTP, for the 405 of a write no kind takes
+    /// ("a shop's images, with PUT /shop/NAME/images/FILE"); nil: nothing.
+    static var storedByHTTP: String? { get }
 
     /// Whether the body of `request` may be read: `.notOurs` for a path
     /// that is not the kind's, `.refused` with the answer (judged from the

@@ -23,6 +23,7 @@ struct ShopRoute {
 /// The shop's plain HTTP (`KindHTTP`): its images and the P5 reads.
 extension BanchanShop: KindHTTP {
     static var maxRequestBodyBytes: Int { ShopImages.maxBytes }
+    static var storedByHTTP: String? { "a shop's images, with PUT /shop/NAME/images/FILE" }
 
     static func admitBody(of request: RequestHead, on hub: HubServer) -> BodyAdmission {
         guard let route = ShopRoute(path: request.path) else { return .notOurs }

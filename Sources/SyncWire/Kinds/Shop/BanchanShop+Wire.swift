@@ -123,6 +123,8 @@ extension BanchanShop: WireKind {
         return true
     }
 
+    public static var adminOnlyMessage: String { "only the shop's staff (an admin token) may change the catalog" }
+
     /// An image's name reaches the log only through the hub's HTTP PUT, made
     /// by an admin; a replica client's `add_image` needs the role too.
     public static func needsAdmin(change: Change) -> Bool {
