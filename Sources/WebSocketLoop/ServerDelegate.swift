@@ -51,7 +51,7 @@ public protocol ServerDelegate: AnyObject {
     func opened(_ connection: ServerConnection)
     func received(_ connection: ServerConnection, message: UnsafeRawBufferPointer, isText: Bool)
     func closed(_ connection: ServerConnection)
-    /// Answers a plain HTTP request (pages, /healthz, /metrics, a shop's
+    /// Answers a plain HTTP request (pages, /healthz, /metrics, a kind's
     /// images): at once, or nil to answer later with `WebSocketServer.answer`
     /// naming `exchange` (when the answer waits for the store). `body`: a
     /// PUT's or POST's whole body (at most `maxRequestBodyBytes`), else empty.

@@ -25,7 +25,7 @@ final class HTTPExchange {
     }
 }
 
-/// Plain HTTP (pages, `/healthz`, `/metrics`, a shop's images and reads):
+/// Plain HTTP (pages, `/healthz`, `/metrics`, each kind's own reads and uploads):
 /// GET answered when its head is read, PUT and POST once their body is in;
 /// either at once or later through `answer(_:with:)`.
 extension WebSocketServer {
@@ -95,7 +95,7 @@ extension WebSocketServer {
             decide(exchange)
             return 0
         default:
-            respond(exchange, .text(405, "only GET, and PUT of a shop's images"))
+            respond(exchange, .text(405, "method \(head.method) is not answered here: only GET, PUT and POST"))
             return 0
         }
     }
