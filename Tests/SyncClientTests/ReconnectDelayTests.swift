@@ -3,11 +3,10 @@ import Testing
 
 /// How long `watch` and the bench's links wait before connecting again.
 struct ReconnectDelayTests {
-    @Test func aCloseByAnOperatorKeepsTheClientAwayThirtySecondsWhateverTheJitter() {
+    @Test func aCloseByAnOperatorKeepsTheClientAwayThirtySecondsAndSpreadsTheReturns() {
         for attempt in [1, 2, 9] {
-            for jitter in [0.7, 1.0, 1.3] {
-                #expect(ReconnectDelay.seconds(closeCode: 4409, attempt: attempt, jitter: jitter) == 30)
-            }
+            #expect(ReconnectDelay.seconds(closeCode: 4409, attempt: attempt, jitter: 0.7) == 30)
+            #expect(abs(ReconnectDelay.seconds(closeCode: 4409, attempt: attempt, jitter: 1.3) - 39) < 1e-9)
         }
     }
 
@@ -19,7 +18,6 @@ struct ReconnectDelayTests {
     }
 
     @Test func theStatusBarSaysWhoPutTheClientOutAndWhenItComesBack() {
-        #expect(ConnectionState.putOut("misbehaving").label == "Put out by an operator: misbehaving; back in 30 s")
-        #expect(ConnectionState.putOut("").label == "Put out by an operator; back in 30 s")
+        #expect(ConnectionState.putOut.label == "Put out by an operator; back in about 30 s")
     }
 }

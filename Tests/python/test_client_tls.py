@@ -75,7 +75,7 @@ class StubHub:
         self.authorizations.append(request.headers.get("Authorization"))
         self.origins.append(request.headers.get("Origin"))
         for status, error, text in ((401, "invalid_token", "token expired"), (403, "insufficient_scope", "no role on this board")):
-            if request.path.endswith(f"/deny{status}"):
+            if request.path.split("?")[0].endswith(f"/deny{status}"):
                 headers = Headers()
                 headers["WWW-Authenticate"] = f'Bearer realm="synchub", error="{error}", error_description="{text}"'
                 headers["Content-Type"] = "text/plain"
@@ -85,7 +85,7 @@ class StubHub:
         return None
 
     async def handler(self, ws):
-        path = ws.request.path
+        path = ws.request.path.split("?")[0]  # watch adds ?client=watch
         if path.endswith("/close4401"):
             await ws.close(4401, "token expired")
         elif path.endswith("/close4403"):

@@ -18,8 +18,8 @@ extension HubCore {
 
     /// One row of `GET /admin/api/boards` per board held here, filtered by
     /// kind and by a piece of its name or a name present.
-    mutating func adminBoardRows(kind: String?, query: String?, bytesPerSecond: (String) -> Double) -> [String] {
-        var rows: [String] = []
+    mutating func adminBoardRows(kind: String?, query: String?, bytesPerSecond: (String) -> Double) -> [AdminBoardRow] {
+        var rows: [AdminBoardRow] = []
         let needle = query?.lowercased()
         for room in boards.values {
             if let kind, room.address.pathSegment != kind { continue }
@@ -28,20 +28,12 @@ extension HubCore {
             let names = room.localNames
             if let needle, !needle.isEmpty, !room.address.name.lowercased().contains(needle),
                !names.contains(where: { $0.lowercased().contains(needle) }) { continue }
-            var row = "{\"kind\":"
-            HubMessage.appendJSONString(room.address.pathSegment, to: &row)
-            row += ",\"name\":"
-            HubMessage.appendJSONString(room.address.name, to: &row)
-            row += ",\"connections\":\(room.members.count + room.shared.remoteClients),\"per_hub\":{"
-            if !room.members.isEmpty {
-                HubMessage.appendJSONString(hubID, to: &row)
-                row += ":\(room.members.count)"
-            }
-            row += "},\"names\":" + Self.jsonArray((names + room.shared.remoteNames).sorted())
-            row += ",\"version\":\(room.durableVersion),\"frozen\":\(room.durableFrozen)"
-            row += ",\"changes_per_minute\":\(room.activity.perMinute(at: now))"
-            row += ",\"bytes_per_second\":\(Int(bytesPerSecond(room.name).rounded()))}"
-            rows.append(row)
+            rows.append(AdminBoardRow(kind: room.address.pathSegment, name: room.address.name,
+                                      connections: room.members.count + room.shared.remoteClients,
+                                      perHub: room.members.isEmpty ? [:] : [hubID: room.members.count],
+                                      names: (names + room.shared.remoteNames).sorted(), version: room.durableVersion,
+                                      frozen: room.durableFrozen, changesPerMinute: room.activity.perMinute(at: now),
+                                      bytesPerSecond: Int(bytesPerSecond(room.name).rounded())))
         }
         return rows
     }
@@ -64,8 +56,8 @@ extension HubCore {
             HubMessage.appendJSONString(Self.rfc3339(wallAt(change.at)), to: &out)
             out += ",\"sub\":" + (change.sub.map(Self.jsonString) ?? "null") + ",\"name\":" + Self.jsonString(change.name)
             out += ",\"hub\":" + Self.jsonString(change.hub) + ",\"intent\":"
-            if let said = change.change as? String {
-                out += said   // an intent refused before it became a change, as it was sent
+            if let refused = change.change as? RefusedIntent {
+                out += refused.json
             } else if let change = change.change, let json = room.changeJSON(change) {
                 out += json
             } else if change.operations > 0 {
@@ -121,10 +113,6 @@ extension HubCore {
         var out = ""
         HubMessage.appendJSONString(text, to: &out)
         return out
-    }
-
-    static func jsonArray(_ texts: [String]) -> String {
-        "[" + texts.map(jsonString).joined(separator: ",") + "]"
     }
 
     /// `2026-11-28T22:50:01.123Z`, written by hand (a formatter per time

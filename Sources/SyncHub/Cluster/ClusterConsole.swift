@@ -16,6 +16,7 @@ final class ClusterConsole: @unchecked Sendable {
     private let hubID: String
     /// This hub's part, as the service thread last made it.
     private var ownRow = ""
+    /// Its boards as `AdminBoardRow` lines (only while a console is open).
     private var ownBoards: String?
     private var ownConnections: [String: String] = [:]
     /// A console asked this hub lately, and the boards consoles looked at (when).
@@ -23,7 +24,7 @@ final class ClusterConsole: @unchecked Sendable {
     private var askedBoards: [String: Date] = [:]
     /// What the follower last read: per other hub, its row, boards and
     /// the watched board's connections (JSON), and whether a console is open.
-    private var others: [String: (row: String?, boards: String?, connections: [String: String])] = [:]
+    private var others: [String: (row: String?, boards: [AdminBoardRow]?, connections: [String: String])] = [:]
     /// The boards the consoles of every hub look at ("" : a console with none), empty when none is open.
     private var watched: Set<String> = []
     /// O9: the last audit entry read, and the other hubs' entries read since the service thread last took them.
@@ -83,8 +84,8 @@ final class ClusterConsole: @unchecked Sendable {
         return others.compactMapValues(\.row)
     }
 
-    /// The other hubs' board lists (JSON arrays), by id.
-    var otherBoards: [String: String] {
+    /// The other hubs' board rows (read on the follower's thread), by id.
+    var otherBoards: [String: [AdminBoardRow]] {
         lock.lock()
         defer { lock.unlock() }
         return others.compactMapValues(\.boards)
@@ -153,7 +154,8 @@ final class ClusterConsole: @unchecked Sendable {
         commands.append(lines.isEmpty ? ["HDEL", Self.connectionsKey, hubID] : ["HSET", Self.connectionsKey, hubID, stamp + " " + lines])
         if let asking { commands.append(["HSET", Self.openKey, hubID, stamp + " " + asking]) }
         for (hub, order) in sending {
-            commands.append(["RPUSH", Self.ordersKey(hub: hub), order.json])
+            // Stamped with the server's clock: an order older than 10 s is dropped unread (a hub restarted under the same id).
+            commands.append(["RPUSH", Self.ordersKey(hub: hub), stamp + " " + order.json])
             commands.append(["PEXPIRE", Self.ordersKey(hub: hub), "60000"])
         }
         let reads = commands.count
@@ -171,8 +173,14 @@ final class ClusterConsole: @unchecked Sendable {
             throw error
         }
         let audit = Self.auditEntries(in: replies[reads + 4])
-        let orders = replies[reads + 5].elements.compactMap { $0.text.flatMap(ConsoleOrder.init(json:)) }
-        var seen: [String: (row: String?, boards: String?, connections: [String: String])] = [:]
+        // Read on after the last entry, readable or not (one this hub cannot read is skipped, not read forever).
+        let lastRead = replies[reads + 4].elements.last?.elements.first?.text
+        let orders = replies[reads + 5].elements.compactMap { item -> ConsoleOrder? in
+            guard let text = item.text, let space = text.firstIndex(of: " "), let at = Int64(text[..<space]),
+                  nowMillis - at <= 10_000 else { return nil }
+            return ConsoleOrder(json: String(text[text.index(after: space)...]))
+        }
+        var seen: [String: (row: String?, boards: [AdminBoardRow]?, connections: [String: String])] = [:]
         var looking: Set<String> = []
         var departed: [[String]] = []
         for (index, key) in [Self.rowsKey, Self.boardsKey, Self.connectionsKey, Self.openKey].enumerated() {
@@ -193,7 +201,7 @@ final class ClusterConsole: @unchecked Sendable {
                 guard hub != hubID, nowMillis - at <= Self.freshMillis, !body.isEmpty else { continue }
                 switch index {
                 case 0: seen[hub, default: (nil, nil, [:])].row = body
-                case 1: seen[hub, default: (nil, nil, [:])].boards = body
+                case 1: seen[hub, default: (nil, nil, [:])].boards = AdminBoardRow.rows(lines: body[...])
                 default:
                     for line in body.split(separator: "\n") {
                         guard let split = line.firstIndex(of: " ") else { continue }
@@ -202,15 +210,16 @@ final class ClusterConsole: @unchecked Sendable {
                 }
             }
         }
-        if !departed.isEmpty { _ = try connection.pipeline(departed) }
         lock.lock()
         others = seen
         watched = looking
-        if let last = audit.last { auditAfter = last.id }
+        if let lastRead { auditAfter = lastRead }
         // This hub's own entries are in its trail already.
         newAudit += audit.map(\.entry).filter { $0.hub != hubID }
         if newAudit.count > AuditTrail.kept { newAudit.removeFirst(newAudit.count - AuditTrail.kept) }
         incoming += orders
         lock.unlock()
+        // Tidying after what was read is kept: a failure here loses no order.
+        if !departed.isEmpty { _ = try? connection.pipeline(departed) }
     }
 }

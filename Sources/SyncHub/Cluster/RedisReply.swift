@@ -42,6 +42,8 @@ enum RedisReply: Equatable, Sendable {
 struct RedisFailure: Error, CustomStringConvertible, Sendable {
     enum Reason: String, Sendable {
         case connect, timeout, io, protocolError = "protocol", reply, script
+        /// R15: a read waited out a fence until nobody waited for it (the server answers).
+        case fenced
     }
     var reason: Reason
     var message: String

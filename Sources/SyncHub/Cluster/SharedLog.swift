@@ -214,7 +214,8 @@ final class SharedLog: BoardLog, @unchecked Sendable {
         switch request {
         case let .load(ticket, board, after, deadline):
             read(board, skipAfter: deadline) { reader throws(RedisFailure) in
-                .loaded(ticket: ticket, board: board.key, .success(StoredBoard(shared: try reader.load(board.logName, after: after))))
+                .loaded(ticket: ticket, board: board.key,
+                        .success(StoredBoard(shared: try reader.load(board.logName, after: after, deadline: deadline))))
             } failed: {
                 .loaded(ticket: ticket, board: board.key, .failure($0))
             }
@@ -306,7 +307,8 @@ final class SharedLog: BoardLog, @unchecked Sendable {
             do throws(RedisFailure) {
                 deliver([try work(reader)])
             } catch {
-                shard.markDown(error)
+                // A read that waited out a fence reached a server that answers: it is not down.
+                if error.reason != .fenced { shard.markDown(error) }
                 logger.error("cannot read from redis", metadata: ["board": "\(board)", "server": "\(shard.address)", "error": "\(error.message)"])
                 deliver([failed(StoreFailure(message: error.message))])
             }

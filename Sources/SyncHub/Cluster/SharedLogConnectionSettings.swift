@@ -19,10 +19,16 @@ struct SharedLogConnectionSettings: Sendable {
     /// behind the folding one reads on instead of reloading the board.
     var keptBehindSnapshot = 1_024
     /// R15: how long a server that restarted or was promoted takes no
-    /// append, while the hubs that hold its boards write back what it lost
-    /// (they check at once when they reach it again). Within half of
-    /// --redis-timeout, so an intent waiting it out is still answered.
+    /// append at least, while the hubs that hold its boards write back what
+    /// it lost (they check at once when they reach it again): half of
+    /// --redis-timeout, at most 1 s.
     var fenceMilliseconds: Int { min(1_000, max(100, timeoutMilliseconds / 2)) }
+    /// R15: how long it holds at most while a hub that was live has not
+    /// checked: 3/4 of --redis-timeout, so an intent (or a join) that
+    /// waited it out is still answered within --redis-timeout.
+    var fenceCeilingMilliseconds: Int { max(fenceMilliseconds, timeoutMilliseconds * 3 / 4) }
+    /// Both, as the scripts take them: `FLOOR/CEILING` milliseconds.
+    var fenceSpans: String { "\(fenceMilliseconds)/\(fenceCeilingMilliseconds)" }
 }
 
 /// The SHA1s of the loaded scripts (SCRIPT LOAD on every new connection, so

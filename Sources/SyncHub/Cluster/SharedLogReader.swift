@@ -21,20 +21,24 @@ final class SharedLogReader {
 
     /// A board's log after `offset`: the snapshot when `offset` is behind
     /// it, and the entries after.
-    func load(_ logName: String, after offset: UInt64) throws(RedisFailure) -> SharedBoard {
+    /// `deadline` (monotonic nanoseconds): when nobody waits for the read
+    /// any more (the join's own deadline).
+    func load(_ logName: String, after offset: UInt64, deadline: UInt64 = .max) throws(RedisFailure) -> SharedBoard {
         // R15: while the server's fence (or the board's hold) runs, the read
-        // waits it out: what it would show may yet be written back. The
-        // fence lasts 4 x its shortest part at most; twice that, and the
-        // server keeps restarting.
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(8 * settings.fenceMilliseconds) * 1_000_000
+        // waits it out: what it would show may yet be written back. It
+        // lasts 3/4 of --redis-timeout at most; past the read's deadline (or
+        // twice that), it is given up, without calling the server down.
+        let ceiling = UInt64(2 * settings.fenceCeilingMilliseconds) * 1_000_000
+        let until = min(deadline, DispatchTime.now().uptimeNanoseconds + ceiling)
         while true {
             switch try retrying({ () throws(RedisFailure) in try read(logName, after: offset) }) {
             case let .board(board): return board
             case let .fenced(milliseconds):
-                guard DispatchTime.now().uptimeNanoseconds < deadline else {
-                    throw RedisFailure(reason: .reply, message: "board \(logName) stays fenced (the server keeps restarting?)")
+                let now = DispatchTime.now().uptimeNanoseconds
+                guard now < until else {
+                    throw RedisFailure(reason: .fenced, message: "board \(logName) stays fenced (a hub that was live has not checked it)")
                 }
-                Thread.sleep(forTimeInterval: Double(min(milliseconds, 1_000)) / 1000)
+                Thread.sleep(forTimeInterval: Double(min(milliseconds, 1_000, (until - now) / 1_000_000 + 1)) / 1000)
             }
         }
     }
@@ -143,7 +147,7 @@ final class SharedLogReader {
         guard let hashes = scripts else { throw RedisFailure(reason: .script, message: "scripts not loaded") }
         let keys = SharedLogScripts.BoardKeys(logName: logName)
         let arguments = ["5", keys.meta, keys.log, keys.snapshot, SharedLogShard.runKey, SharedLogShard.fenceKey,
-                         String(offset), connection.runID, String(settings.fenceMilliseconds)]
+                         String(offset), connection.runID, settings.fenceSpans]
         var reply = try connection.command(["EVALSHA", hashes.load] + arguments)
         if reply.errorText?.hasPrefix("NOSCRIPT") == true {
             reply = try connection.command(["EVAL", SharedLogScripts.load] + arguments)

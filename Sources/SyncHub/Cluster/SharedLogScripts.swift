@@ -21,14 +21,15 @@ enum SharedLogScripts {
     /// R15's fence, run first by the append and load scripts (and the
     /// follower's `arrive`): the server's run id (`INFO server`, which
     /// changes when it restarts or another server is promoted) against the
-    /// one the hubs last wrote (`synchub:run`). A new one starts the fence:
-    /// `synchub:fence` holds when its shortest part ends (`ms` on), and
-    /// lives 4 x `ms` at most. Appends and reads wait it out while every hub
-    /// that holds a board of the server checks it and writes back what the
-    /// server lost: past its shortest part, the fence lasts while a hub
-    /// expected (`synchub:fence:expect`, the hubs any arriving hub knew live)
-    /// has not said it checked (`synchub:fence:done`), so a hub slowed down
-    /// is waited for, and one that died costs 4 x `ms` at most. Answers the
+    /// one the hubs last wrote (`synchub:run`). A new one starts the fence;
+    /// `spans` is `FLOOR/CEILING` milliseconds: `synchub:fence` holds when
+    /// its shortest part ends (FLOOR on), and lives CEILING at most. Appends
+    /// and reads wait it out while every hub that holds a board of the
+    /// server checks it and writes back what the server lost: past its
+    /// shortest part, the fence lasts while a hub expected
+    /// (`synchub:fence:expect`, the hubs any arriving hub knew live) has not
+    /// said it checked (`synchub:fence:done`), so a hub slowed down is
+    /// waited for, and one that died costs CEILING at most. Answers the
     /// milliseconds left (0: none). `run` '' (INFO refused): no fence.
     /// (The two sets are named after the fence key: each server is its own
     /// Redis, never a Redis Cluster slot, docs/CLUSTER.md.)
@@ -37,14 +38,16 @@ enum SharedLogScripts {
           local t = redis.call('TIME')
           return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
         end
-        local function fenced(runKey, fenceKey, run, ms)
+        local function fenced(runKey, fenceKey, run, spans)
           if run == '' then return 0 end
+          local floor, ceiling = string.match(spans, '^(%d+)/(%d+)$')
+          floor, ceiling = tonumber(floor or spans), tonumber(ceiling or spans)
           local now = nowms()
           if redis.call('GET', runKey) ~= run then
             redis.call('SET', runKey, run)
-            redis.call('SET', fenceKey, now + tonumber(ms), 'PX', 4 * tonumber(ms))
+            redis.call('SET', fenceKey, now + floor, 'PX', math.max(floor, ceiling))
             redis.call('DEL', fenceKey .. ':expect', fenceKey .. ':done')
-            return tonumber(ms)
+            return floor
           end
           local ends = redis.call('GET', fenceKey)
           if not ends then return 0 end
@@ -58,16 +61,17 @@ enum SharedLogScripts {
         """
 
     /// Run by a hub's follower when it reaches a server (and at each
-    /// presence exchange): starts the fence after a restart; while it runs,
-    /// adds the hubs this one knew live (itself first) to those it waits
-    /// for. KEYS run fence; ARGV run ms hub known... Answers the
-    /// milliseconds left.
+    /// presence exchange): starts the fence after a restart; while it still
+    /// holds, adds the hubs this one knew live (itself first) to those it
+    /// waits for (a fence that is over is not opened again). KEYS run
+    /// fence; ARGV run spans hub known... Answers the milliseconds left.
     static let arrive = fence + "\n" + """
         local left = fenced(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
-        local ttl = redis.call('PTTL', KEYS[2])
-        if ttl > 0 then
+        if left > 0 then
+          local ttl = redis.call('PTTL', KEYS[2])
           redis.call('SADD', KEYS[2] .. ':expect', unpack(ARGV, 3))
           redis.call('PEXPIRE', KEYS[2] .. ':expect', ttl)
+          left = fenced(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
         end
         return left
         """
@@ -204,6 +208,8 @@ enum SharedLogScripts {
         local lease = redis.call('GET', KEYS[6])
         if lease and lease ~= ARGV[3] then return {'busy', lease} end
         redis.call('SET', KEYS[6], ARGV[3], 'PX', ARGV[4])
+        -- O3: a board whose log started under an older hub is counted from its first fold on.
+        redis.call('SADD', 'synchub:boards', KEYS[1])
         local at = tonumber(redis.call('HGET', KEYS[1], 'snap') or '0')
         local offset = tonumber(ARGV[1])
         if offset <= at then return {'behind', tostring(at)} end

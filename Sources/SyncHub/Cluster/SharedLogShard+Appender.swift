@@ -249,7 +249,7 @@ extension SharedLogShard {
             let seen = first.seen
             var command = head + ["8", keys.meta, keys.log, keys.keys, keys.keyOrder, keys.owners, Self.runKey, Self.fenceKey,
                                   HubLease.key(hubID: settings.hubID),
-                                  Self.newEpoch(), run, String(settings.fenceMilliseconds),
+                                  Self.newEpoch(), run, settings.fenceSpans,
                                   String(seen.offset), String(seen.link), seen.epoch, HubLease.token]
             command.reserveCapacity(command.count + 5 * unit.count)
             for case let .propose(proposal) in unit {

@@ -30,7 +30,17 @@ extension SharedLogShard {
             }
             // R15: reached again (a restart, a failover, another primary): the
             // fence starts and every followed board's head is checked now.
-            if connection.opened != opened { lastPresence = 0 }
+            if connection.opened != opened {
+                lastPresence = 0
+                // The server went away and came back: the appender's and the
+                // readers' connections are to its old process, and the first
+                // append on one would be answered `unavailable`. They connect
+                // again before their next use (as after a failover, R13).
+                if opened > 0 {
+                    primaryMoved()
+                    generation = currentPrimaryGeneration   // this connection is the new one
+                }
+            }
             let now = DispatchTime.now().uptimeNanoseconds
             if address.isSentinel, now >= lastPrimaryCheck + 1_000_000_000 {
                 // R13: a promotion is followed within about a second, also
@@ -144,7 +154,7 @@ extension SharedLogShard {
         var commands: [[String]] = [HubLease.takeCommand(hubID: settings.hubID, token: HubLease.token),
                                     // R15: a server that restarted or was promoted is fenced from here.
                                     ["EVAL", SharedLogScripts.arrive, "2", Self.runKey, Self.fenceKey, connection.runID,
-                                     String(settings.fenceMilliseconds), settings.hubID] + known.filter { $0 != settings.hubID },
+                                     settings.fenceSpans, settings.hubID] + known.filter { $0 != settings.hubID },
                                     ["ZADD", Self.hubsKey, "{{TIME}}", settings.hubID],
                                     ["ZRANGE", Self.hubsKey, "0", "-1", "WITHSCORES"]]
         for logName in gone { commands.append(["HDEL", SharedLogScripts.BoardKeys(logName: logName).here, settings.hubID]) }
@@ -178,6 +188,11 @@ extension SharedLogShard {
             }
             if let error = replies[0].errorText {
                 logger.warning("cannot renew the lease on --hub-id", metadata: ["server": "\(address)", "error": "\(error)"])
+            }
+            if let error = replies[1].errorText {
+                // The hub cannot say it checked: every restart of this server would cost the fence's ceiling.
+                note { $0.errors[RedisFailure(reason: .script, message: error).label, default: 0] += 1 }
+                logger.warning("redis refused R15's fence script (arrive)", metadata: ["server": "\(address)", "error": "\(error)"])
             }
             let fenceLeft = replies[1].integer ?? 0
             let live = Self.liveHubs(in: replies[3], nowMillis: nowMillis)
@@ -239,7 +254,11 @@ extension SharedLogShard {
             if fenceLeft > 0, holdsAll {
                 // R15: every board here holds what this hub applied (or was
                 // written back): the fence stops waiting for this hub.
-                _ = try connection.command(["EVAL", SharedLogScripts.checked, "1", Self.fenceKey, settings.hubID])
+                let reply = try connection.command(["EVAL", SharedLogScripts.checked, "1", Self.fenceKey, settings.hubID])
+                if let error = reply.errorText {
+                    note { $0.errors[RedisFailure(reason: .script, message: error).label, default: 0] += 1 }
+                    logger.warning("redis refused R15's fence script (checked)", metadata: ["server": "\(address)", "error": "\(error)"])
+                }
             }
             try console?.exchange(on: connection, nowMillis: nowMillis)
             return fenceLeft > 0

@@ -146,6 +146,8 @@ final class SharedLogShard: @unchecked Sendable {
     func follow(_ logName: String, board: String, after seen: SharedSeen) {
         lock.lock()
         followed[logName] = Followed(board: board, after: seen.offset, link: seen.link)
+        // What was acknowledged before is covered by `seen` (R15's check after a restart).
+        acknowledged.removeValue(forKey: logName)
         unfollowed.remove(logName)
         lock.unlock()
     }
@@ -234,7 +236,9 @@ final class SharedLogShard: @unchecked Sendable {
         let now = currentPrimaryGeneration
         if connection.isConnected, scripts != nil, generation == now { return true }
         if connection.isConnected {
-            logger.notice("the Sentinels name another primary: connecting to it", metadata: ["server": "\(address)", "role": "\(role)"])
+            logger.notice(address.isSentinel ? "the Sentinels name another primary: connecting to it"
+                                             : "the server was restarted: connecting to it again",
+                          metadata: ["server": "\(address)", "role": "\(role)"])
             connection.close()
         }
         generation = now

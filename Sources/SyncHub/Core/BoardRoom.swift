@@ -308,7 +308,22 @@ struct ParsedFrame {
     var isChange = false
     /// Whether only an admin may make it (AUTH A13; `WireKind.needsAdmin`).
     var needsAdmin = false
-    /// A thin intent's frame as sent (JSON), shown by the console when the
-    /// intent is refused before it became a change (O4).
-    var intentText: String?
+}
+
+/// An intent refused before it became a change, for the console (O4): its
+/// JSON as the kind writes it (`WireKind.intentMembers`), made only when
+/// refused, at most 2 KiB (a longer one keeps its type).
+struct RefusedIntent: Sendable {
+    static let maxBytes = 2_048
+    let json: String
+
+    init(members: String) {
+        if members.utf8.count + 2 <= Self.maxBytes {
+            json = "{" + members + "}"
+        } else {
+            // `"type":"NAME"` comes first.
+            let type = members.split(separator: ",", maxSplits: 1).first.map(String.init) ?? ""
+            json = "{" + (type.utf8.count < 200 ? type + "," : "") + "\"truncated\":true}"
+        }
+    }
 }

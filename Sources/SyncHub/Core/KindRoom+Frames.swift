@@ -13,11 +13,9 @@ extension KindRoom {
             // One pass over the message (each read of it copies its strings), then boxed once.
             var key: String?, ref: String?
             var isOperations = false, isHello = false, isChange = false, needsAdmin = false
-            var intentText: String?
             switch message {
             case let .intent(intent, intentRef, intentKey):
                 (ref, key, isChange, needsAdmin) = (intentRef, intentKey, true, Kind.needsAdmin(intent))
-                intentText = String(decoding: bytes, as: UTF8.self)
             case let .operations(operations, operationsRef):
                 (ref, isOperations, isChange) = (operationsRef, true, true)
                 needsAdmin = operations.contains { Kind.needsAdmin(change: $0.change) }
@@ -29,7 +27,7 @@ extension KindRoom {
                 ref = other
             }
             return ParsedFrame(key: key, ref: ref, isOperations: isOperations, isHello: isHello,
-                               message: message, error: nil, isChange: isChange, needsAdmin: needsAdmin, intentText: intentText)
+                               message: message, error: nil, isChange: isChange, needsAdmin: needsAdmin)
         } catch {
             return ParsedFrame(key: nil, ref: WireDecoding.ref(inUnreadable: Data(bytes)), isOperations: false, isHello: false,
                                message: 0, error: error, isChange: false)
@@ -46,9 +44,9 @@ extension KindRoom {
             return
         }
         switch message {
-        case let .intent(_, ref, _) where refusesFrozen(connection):
+        case let .intent(intent, ref, _) where refusesFrozen(connection):
             core.counters.operationsRefused += 1
-            noteRefused(frame.intentText, code: "frozen", by: members[connection], core: core)
+            noteRefused(intent, code: "frozen", by: members[connection], core: core)
             actions.append(.send(connection: connection, frame: HubMessage.rejected(ref: ref, code: "frozen", message: Self.frozenMessage)))
         case let .operations(operations, ref) where refusesFrozen(connection):
             core.counters.operationsRefused += 1
@@ -57,9 +55,9 @@ extension KindRoom {
                                                                                  have: own.map { durableSeq(of: $0) })))
         case let .intent(intent, ref, key):
             if core.isShared {
-                proposeIntent(intent, ref: ref, key: key, said: frame.intentText, by: connection, core: &core, actions: &actions)
+                proposeIntent(intent, ref: ref, key: key, by: connection, core: &core, actions: &actions)
             } else {
-                perform(intent, ref: ref, key: key, said: frame.intentText, by: connection, core: &core, actions: &actions)
+                perform(intent, ref: ref, key: key, by: connection, core: &core, actions: &actions)
             }
         case let .join(name, ref):
             join(name, ref: ref, connection: connection, core: &core, actions: &actions)
@@ -143,7 +141,7 @@ extension KindRoom {
     /// next intent is checked against it; the reply waits for durability.
     /// A keyed intent already merged is not merged again: its first answer
     /// goes back (at once when durable, else once it is).
-    func perform(_ intent: Kind.Intent, ref: String?, key: String?, said: String? = nil, by connection: UInt64, core: inout HubCore,
+    func perform(_ intent: Kind.Intent, ref: String?, key: String?, by connection: UInt64, core: inout HubCore,
                  actions: inout [HubAction]) {
         if let key, answeredAlready(key, ref: ref, connection: connection, core: &core, actions: &actions) { return }
         let answer: KeyedAnswer
@@ -175,7 +173,7 @@ extension KindRoom {
         if let change = operations.first?.change {
             noteChange(change, by: members[connection], answer: answer, core: core)
         } else if case let .rejected(code, _, _) = answer {
-            noteRefused(said, code: code, by: members[connection], core: core)
+            noteRefused(intent, code: code, by: members[connection], core: core)
         }
         core.record(makeRecord(operations, replies: [(connection, answer.frame(ref: ref))], author: connection,
                                keyed: key.map { ($0, answer) }), in: self)
@@ -363,11 +361,10 @@ extension KindRoom {
                                            hub: hub ?? core.hubID, change: change, answer: said, version: version))
     }
 
-    /// An intent refused before it became a change, for the console (O4):
-    /// shown as it was sent (`said`, the frame's JSON).
-    func noteRefused(_ said: String?, code: String, by member: Member?, core: HubCore) {
+    /// An intent refused before it became a change, for the console (O4).
+    func noteRefused(_ intent: Kind.Intent, code: String, by member: Member?, core: HubCore) {
         activity.note(BoardActivity.Change(at: core.now, sub: member?.grant?.sub, name: member?.actingName ?? "", hub: core.hubID,
-                                           change: said, answer: code, version: version))
+                                           change: RefusedIntent(members: Kind.intentMembers(intent)), answer: code, version: version))
     }
 
     static var frozenMessage: String { "an operator froze this board: nothing can be changed until it is thawed" }

@@ -11,7 +11,7 @@ extension KindRoom {
     typealias Entry = SharedEntry<Kind.Change>
 
     /// A thin client's intent on a shared board.
-    func proposeIntent(_ intent: Kind.Intent, ref: String?, key: String?, said: String? = nil, by connection: UInt64,
+    func proposeIntent(_ intent: Kind.Intent, ref: String?, key: String?, by connection: UInt64,
                        core: inout HubCore, actions: inout [HubAction]) {
         if let key, answeredAlready(key, ref: ref, connection: connection, core: &core, actions: &actions) { return }
         let author = members[connection]?.actingName ?? ""
@@ -46,7 +46,7 @@ extension KindRoom {
         } catch {
             core.counters.operationsRefused += 1
             guard key != nil else {
-                noteRefused(said, code: error.code, by: members[connection], core: core)
+                noteRefused(intent, code: error.code, by: members[connection], core: core)
                 actions.append(.send(connection: connection, frame: HubMessage.rejected(ref: ref, code: error.code, message: error.message,
                                                                                          members: Kind.refusalMembers(error))))
                 return

@@ -49,7 +49,15 @@ extension HubServer {
             if let log, storedBoards.map({ now &- $0.at > 5_000_000_000 }) ?? true {
                 // O3: the store's count, asked at most every 5 s (the answer waits for the first).
                 httpSteps[exchange] = { [self] step in
-                    if case let .boardsCounted(.success(count)) = step { storedBoards = (count, WebSocketServer.nowNanos()) }
+                    // A failure is stamped too (no new count for 5 s); the last count stands.
+                    var count = storedBoards?.count
+                    switch step {
+                    case let .boardsCounted(.success(counted)): count = counted
+                    case let .boardsCounted(.failure(failure)):
+                        logger.warning("the store could not count its boards for the console", metadata: ["error": "\(failure.message)"])
+                    default: break
+                    }
+                    storedBoards = (count, WebSocketServer.nowNanos())
                     server.answer(exchange, with: adminBoards(kind: kind, query: query))
                 }
                 log.carry(.countBoards(exchange: exchange))
@@ -114,13 +122,15 @@ extension HubServer {
     /// `GET /admin/api/boards` (O3): `stored` is the store's count (the
     /// boards held here when the store has not answered yet).
     private func adminBoards(kind: String?, query: String?) -> HTTPResponse {
-        var rows = core.adminBoardRows(kind: kind, query: query, bytesPerSecond: bytesPerSecond)
+        let rows: [AdminBoardRow]
         if let others = log?.clusterConsole?.otherBoards, !others.isEmpty {
             rows = AdminBoardMerge.merge(own: core.adminBoardRows(kind: nil, query: nil, bytesPerSecond: bytesPerSecond),
                                          others: Array(others.values), kind: kind, query: query)
+        } else {
+            rows = core.adminBoardRows(kind: kind, query: query, bytesPerSecond: bytesPerSecond)
         }
         let stored = storedBoards?.count ?? core.boards.count
-        return adminJSON("{\"stored\":\(stored),\"boards\":[" + rows.joined(separator: ",") + "]}")
+        return adminJSON("{\"stored\":\(stored),\"boards\":[" + rows.map(\.json).joined(separator: ",") + "]}")
     }
 
     /// One hub's row of `GET /admin/api/hubs` (O2, O11).
@@ -173,7 +183,7 @@ extension HubServer {
         lastConsoleSecond = nowNanos / 1_000_000_000
         takeConsoleNews()
         let open = console.openConsoles
-        let boards = open.map { _ in "[" + core.adminBoardRows(kind: nil, query: nil, bytesPerSecond: bytesPerSecond).joined(separator: ",") + "]" }
+        let boards = open.map { _ in AdminBoardRow.lines(core.adminBoardRows(kind: nil, query: nil, bytesPerSecond: bytesPerSecond)) }
         var connections: [String: String] = [:]
         for board in open ?? [] where !board.isEmpty {
             guard let room = core.boards.values.first(where: { $0.logName == board }) else { continue }

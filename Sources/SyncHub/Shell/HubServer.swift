@@ -54,8 +54,9 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     /// HTTP requests waiting for the core (a board to be held) or the store
     /// (image bytes), by exchange: what to do with the answer.
     var httpSteps: [UInt64: (HTTPStep) -> Void] = [:]
-    /// O3: the store's count of boards, and when it came (monotonic nanoseconds).
-    var storedBoards: (count: Int, at: UInt64)?
+    /// O3: the store's count of boards (nil: it never answered), and when
+    /// it was last asked (monotonic nanoseconds).
+    var storedBoards: (count: Int?, at: UInt64)?
 
     init(options: ServerOptions, limits: HubLimits, policy: TransportPolicy = TransportPolicy(), verifier: TokenVerifier? = nil,
          metricsToken: String? = nil, log: BoardLog?, sequencing: Sequencing = .local, loadTimeoutNanos: UInt64 = 10_000_000_000,

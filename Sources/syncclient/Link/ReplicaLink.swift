@@ -131,7 +131,7 @@ final class ReplicaLink<Kind: WireKind>: ClientDelegate, @unchecked Sendable {
         let delay = ReconnectDelay.seconds(closeCode: connection.closeCode, attempt: attempt, jitter: Double.random(in: 0.7...1.3))
         reconnectAt = WebSocketClient.nowNanos() + UInt64(delay * 1e9)
         connectionState = connection.closeCode == ReconnectDelay.putOutCode
-            ? .putOut(HubWords.printable(connection.closeReason)) : .reconnecting(attempt: attempt)
+            ? .putOut : .reconnecting(attempt: attempt)
         publish()
     }
 

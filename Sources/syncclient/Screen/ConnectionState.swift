@@ -5,7 +5,7 @@ enum ConnectionState: Equatable, Sendable {
     /// Trying again after losing the hub; `attempt` counts from 1.
     case reconnecting(attempt: Int)
     /// An operator closed this connection (4409, O5): back on its own after 30 s.
-    case putOut(String)
+    case putOut
     case offline
     /// The hub refused this client's token (A8); final, no more tries.
     case refused(String)
@@ -16,7 +16,7 @@ enum ConnectionState: Equatable, Sendable {
         case .connecting: "connecting..."
         case .live: "live"
         case let .reconnecting(attempt): "reconnecting (try \(attempt))"
-        case let .putOut(reason): "Put out by an operator\(reason.isEmpty ? "" : ": " + reason); back in 30 s"
+        case .putOut: "Put out by an operator; back in about 30 s"
         case .offline: "offline"
         case let .refused(reason): "Not allowed: \(reason)"
         }

@@ -48,3 +48,44 @@ struct ConsoleRecordsTests {
         }
     }
 }
+
+/// The console's board rows between hubs (one line each, no JSON parser) and merged.
+struct AdminBoardRowTests {
+    private let row = AdminBoardRow(kind: "todo", name: "week%1", connections: 3, perHub: ["a": 2, "b=c": 1],
+                                    names: ["ana\tbo", "cy\u{1F}", "dee"], version: 42, frozen: true, changesPerMinute: 7,
+                                    bytesPerSecond: 512)
+
+    @Test func aRowReadsBackFromItsLineWhateverItsNamesHold() {
+        #expect(AdminBoardRow(line: row.line[...]) == row)
+        #expect(AdminBoardRow.rows(lines: AdminBoardRow.lines([row, row])[...]) == [row, row])
+        #expect(!row.line.contains("\n"))
+    }
+
+    @Test func aLineThatIsNotARowIsSkipped() {
+        for text in ["", "todo\tx", "todo\tx\tmany\t\t\t1\t0\t0\t0", "todo\tx\t1\ta=z\t\t1\t0\t0\t0"] {
+            #expect(AdminBoardRow(line: text[...]) == nil, "\(text)")
+        }
+    }
+
+    @Test func theJSONHasEveryFieldOfTheAPI() throws {
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(row.json.utf8)) as? [String: Any])
+        #expect(Set(object.keys) == ["kind", "name", "connections", "per_hub", "names", "version", "frozen", "changes_per_minute",
+                                      "bytes_per_second"])
+        #expect(object["per_hub"] as? [String: Int] == ["a": 2, "b=c": 1] && object["names"] as? [String] == row.names)
+    }
+
+    @Test func hubsRowsOfOneBoardAreMergedAndFiltered() {
+        let a = AdminBoardRow(kind: "boards", name: "x", connections: 5, perHub: ["a": 2], names: ["ana"], version: 9, frozen: false,
+                              changesPerMinute: 3, bytesPerSecond: 10)
+        var b = a
+        (b.perHub, b.names, b.version, b.frozen, b.bytesPerSecond) = (["b": 3], ["bo"], 10, true, 20)
+        let other = AdminBoardRow(kind: "todo", name: "y", connections: 1, perHub: ["b": 1], names: ["cy"], version: 1, frozen: false,
+                                  changesPerMinute: 0, bytesPerSecond: 0)
+        let merged = AdminBoardMerge.merge(own: [a], others: [[b, other]], kind: nil, query: nil)
+        #expect(merged.map(\.key) == ["boards/x", "todo/y"])
+        #expect(merged[0].connections == 5 && merged[0].perHub == ["a": 2, "b": 3] && merged[0].names == ["ana", "bo"])
+        #expect(merged[0].version == 10 && merged[0].frozen && merged[0].bytesPerSecond == 30)
+        #expect(AdminBoardMerge.merge(own: [a], others: [[b, other]], kind: "todo", query: nil).map(\.key) == ["todo/y"])
+        #expect(AdminBoardMerge.merge(own: [a], others: [[b, other]], kind: nil, query: "BO").map(\.key) == ["boards/x"])
+    }
+}
