@@ -9,7 +9,7 @@ import itertools, os, signal, threading, time
 
 import pytest
 
-from cluster_support import lose_redis, make_cluster_hub, make_redis, make_sentinels, wait_until  # noqa: F401
+from cluster_support import lose_redis, make_cluster_hub, make_redis, make_sentinels, redis_server, wait_until  # noqa: F401
 from kind_client import KindClient
 
 
@@ -263,3 +263,36 @@ def test_r14_a_failover_under_load_with_redis_wait_loses_no_ack_and_takes_back_n
         for state in client.states:
             content = Todo.content(state)
             assert shown.setdefault(state["version"], content) == content, f"version {state['version']} showed two states"
+
+
+def test_a_replica_editing_the_item_its_own_ops_just_added_is_taken_before_they_are_appended(redis_server, make_cluster_hub):
+    """Found by the drain test (issue 32): `syncclient watch` on a todo board
+    of a cluster hub sends its `ops` adding an item and, at once, `editing`
+    that item; the hub checked the editing against the state without the
+    add (still on its way through Redis) and refused it `no_such_item`,
+    which the watch showed. A replica's ops in flight are now part of what
+    its next frames are checked against, as a thin client's intents are."""
+    from websockets.sync.client import connect
+    import json
+    hub = make_cluster_hub(redis_server)
+    rid = 880001
+    with connect(hub.url("/todo/editing-in-flight")) as ws:
+        def until(predicate):
+            while True:
+                m = json.loads(ws.recv(timeout=10))
+                if predicate(m):
+                    return m
+        until(lambda m: m["type"] == "state")
+        ws.send(json.dumps({"type": "hello", "replica": rid, "name": "wall", "presence": True,
+                            "frontier": {"lamport": 0, "replica": 0}, "sent": 0}))
+        until(lambda m: m["type"] == "sync")
+        ws.send(json.dumps({"type": "ops", "ref": "add", "operations": [
+            {"id": [rid, 1], "lamport": 1, "by": "wall",
+             "change": {"op": "add", "id": "fresh", "after": None, "title": "Fresh", "memo": ""}}]}))
+        ws.send(json.dumps({"type": "editing", "id": "fresh", "ref": "edit"}))
+        answers = {}
+        while len(answers) < 2:
+            m = until(lambda m: m.get("ref") in ("add", "edit") or m["type"] in ("rejected", "error"))
+            answers[m.get("ref")] = m
+        assert answers["edit"]["type"] == "ack", answers
+        assert answers["add"]["type"] == "ack", answers

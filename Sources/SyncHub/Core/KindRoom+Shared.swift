@@ -65,6 +65,8 @@ extension KindRoom {
         guard let (member, own) = ownReplica(for: operations, ref: ref, from: connection, actions: &actions) else { return }
         var entry = Entry(hub: core.sharedHubID, number: 0, operations: operations, replica: own)
         entry.sub = member.grant?.sub
+        // Its next frames see them (an `editing` of the item it just added), as a thin client's do.
+        for operation in operations { speculate(operation.change, by: operation.author, number: core.nextProposal + 1, of: connection) }
         var waiting = PendingProposal(connection: connection, ref: ref, deadline: 0, replica: own)
         waiting.entry = entry
         core.propose({ Self.entryJSON(entry, number: $0) }, in: self, owner: member.grant.map { (own, $0.sub) }, waiting: waiting)
