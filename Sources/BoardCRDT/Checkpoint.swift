@@ -32,10 +32,13 @@ extension Checkpoint {
         versions = try container.decode(VersionVector.self, forKey: .versions)
         forgetHorizon = try container.decodeIfPresent(Stamp.self, forKey: .forgetHorizon) ?? .origin
         guard forgetHorizon <= frontier else {
-            throw DecodingError.dataCorruptedError(forKey: .forgetHorizon, in: container, debugDescription: "the forget horizon \(forgetHorizon) is after the frontier \(frontier)")
+            throw DecodingError.dataCorruptedError(
+                forKey: .forgetHorizon, in: container,
+                debugDescription: "the forget horizon \(forgetHorizon) is after the frontier \(frontier)")
         }
         guard frontier.lamport <= Replica<Kind>.maxLamport else {
-            throw DecodingError.dataCorruptedError(forKey: .frontier, in: container, debugDescription: "Lamport time \(frontier.lamport) is beyond 2^62")
+            throw DecodingError.dataCorruptedError(forKey: .frontier, in: container,
+                                                   debugDescription: "Lamport time \(frontier.lamport) is beyond 2^62")
         }
     }
 

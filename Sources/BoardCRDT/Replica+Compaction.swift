@@ -156,7 +156,8 @@ extension Replica {
     /// A client of a sealing hub (`ReplicaLimits.hubSealsOrder`) instead
     /// keeps its own and re-times them after the frontier (§7c).
     @discardableResult
-    public mutating func adopt(_ newCheckpoint: Checkpoint<Kind>, freshID: () -> ReplicaID) throws(CheckpointRefusal) -> AdoptReport<Kind.Change> {
+    public mutating func adopt(_ newCheckpoint: Checkpoint<Kind>,
+                               freshID: () -> ReplicaID) throws(CheckpointRefusal) -> AdoptReport<Kind.Change> {
         var report = AdoptReport<Kind.Change>()
         guard newCheckpoint.frontier > checkpoint.frontier else { return report }
         guard isContinued(by: newCheckpoint) else { throw .divergent }

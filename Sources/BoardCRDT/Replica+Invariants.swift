@@ -27,7 +27,9 @@ extension Replica {
         for (replica, ops) in pending {
             if ops.isEmpty { problems.append("empty pending entry for \(replica)") }
             for (seq, op) in ops {
-                if op.id.seq != seq || op.id.replica != replica { problems.append("pending operation \(op.id) filed under \(replica):\(seq)") }
+                if op.id.seq != seq || op.id.replica != replica {
+                    problems.append("pending operation \(op.id) filed under \(replica):\(seq)")
+                }
                 if versions.covers(op.id) { problems.append("pending operation \(op.id) is already integrated") }
             }
             if retired.contains(replica) { problems.append("retired replica \(replica) still has pending operations") }

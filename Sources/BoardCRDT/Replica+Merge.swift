@@ -65,7 +65,8 @@ extension Replica {
         for op in operations {
             // Our own operations coming back re-stamped: only on a client
             // (the hub never takes a version of its own operations from anyone).
-            if !limits.sealsOrder, op.id.replica == id, op.id.seq <= versions[id], let waiting = late.firstIndex(where: { $0.id == op.id }) {
+            if !limits.sealsOrder, op.id.replica == id, op.id.seq <= versions[id],
+               let waiting = late.firstIndex(where: { $0.id == op.id }) {
                 // Moved earlier in this batch (it followed a re-stamped one):
                 // the hub's own version wins.
                 if late[waiting].stamp != op.stamp {
@@ -74,7 +75,8 @@ extension Replica {
                 }
                 continue
             }
-            if !limits.sealsOrder, op.id.replica == id, op.id.seq <= versions[id], let index = logIndex(of: op.id), log[index].stamp != op.stamp {
+            if !limits.sealsOrder, op.id.replica == id, op.id.seq <= versions[id], let index = logIndex(of: op.id),
+               log[index].stamp != op.stamp {
                 // The hub re-stamped one of ours after operations it had
                 // acknowledged: take its version (only we had seen ours).
                 moved[op.id] = outcomes[index]

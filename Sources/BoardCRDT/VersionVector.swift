@@ -26,7 +26,8 @@ public struct VersionVector: Hashable, Codable, Sendable {
         for pair in pairs where pair.seq > 0 {
             // Counting on from a sequence number near 2^64 would overflow.
             guard pair.seq <= UInt64.max >> 2 else {
-                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "sequence number \(pair.seq) is beyond 2^62"))
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                                                        debugDescription: "sequence number \(pair.seq) is beyond 2^62"))
             }
             entries[pair.replica] = max(entries[pair.replica] ?? 0, pair.seq)
         }

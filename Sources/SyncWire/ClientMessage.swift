@@ -212,7 +212,8 @@ extension ClientMessage {
                 return .intent(intent, ref: head.ref, key: head.key)
             }
             let expected = (Kind.intentTypes + Kind.queryTypes + ["join", "subscribe", "hello", "ops"]).joined(separator: ", ")
-            throw ProtocolError("unknown_type", "unknown \"type\" \"\(head.type.prefix(32))\" on a \(Kind.name) board; expected one of \(expected)")
+            throw ProtocolError("unknown_type",
+                                "unknown \"type\" \"\(head.type.prefix(32))\" on a \(Kind.name) board; expected one of \(expected)")
         }
     }
 

@@ -147,7 +147,8 @@ public enum HubMessage {
     }
 
     /// Replica protocol: operations merged by the hub, relayed to replica clients.
-    public static func operations<Kind: WireKind>(_ operations: [BoardCRDT.Operation<Kind.Change>], of kind: Kind.Type, board: String, version: UInt64) -> String {
+    public static func operations<Kind: WireKind>(_ operations: [BoardCRDT.Operation<Kind.Change>], of kind: Kind.Type, board: String,
+                                                  version: UInt64) -> String {
         var out = "{\"type\":\"ops\",\"board\":"
         appendJSONString(board, to: &out)
         out += ",\"version\":\(version),\"operations\":["
@@ -159,7 +160,8 @@ public enum HubMessage {
     }
 
     /// Replica protocol: the hub compacted; replicas adopt this checkpoint.
-    public static func checkpoint<Kind: WireKind>(_ checkpoint: Checkpoint<Kind>, board: String, version: UInt64) throws(FrameEncodingError) -> String {
+    public static func checkpoint<Kind: WireKind>(_ checkpoint: Checkpoint<Kind>, board: String,
+                                                  version: UInt64) throws(FrameEncodingError) -> String {
         try encode(SyncFrame<Kind>(type: "checkpoint", board: board, version: version, replica: nil, have: nil, name: nil,
                                    checkpoint: checkpoint, operations: []))
     }

@@ -79,12 +79,16 @@ public struct JSONFields {
 
     /// An array of strings.
     public func strings(_ range: Range<Int>) -> [String]? {
-        guard range.count >= 2, bytes[range.lowerBound] == UInt8(ascii: "["), bytes[range.upperBound - 1] == UInt8(ascii: "]") else { return nil }
+        guard range.count >= 2, bytes[range.lowerBound] == UInt8(ascii: "["), bytes[range.upperBound - 1] == UInt8(ascii: "]") else {
+            return nil
+        }
         var out: [String] = []
         var index = skipSpace(range.lowerBound + 1)
         if index == range.upperBound - 1 { return out }
         while index < range.upperBound {
-            guard bytes[index] == UInt8(ascii: "\""), let end = stringEnd(index), let text = Self.decodeString(bytes, index..<end) else { return nil }
+            guard bytes[index] == UInt8(ascii: "\""), let end = stringEnd(index), let text = Self.decodeString(bytes, index..<end) else {
+                return nil
+            }
             out.append(text)
             index = skipSpace(end)
             guard index < range.upperBound else { return nil }
@@ -178,7 +182,9 @@ public struct JSONFields {
     /// The text of the JSON string in `range` (quotes included), escapes
     /// resolved; nil when it is not a valid string.
     static func decodeString(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String? {
-        guard range.count >= 2, bytes[range.lowerBound] == UInt8(ascii: "\""), bytes[range.upperBound - 1] == UInt8(ascii: "\"") else { return nil }
+        guard range.count >= 2, bytes[range.lowerBound] == UInt8(ascii: "\""), bytes[range.upperBound - 1] == UInt8(ascii: "\"") else {
+            return nil
+        }
         let inner = range.lowerBound + 1..<range.upperBound - 1
         var plain = true
         for index in inner where bytes[index] == UInt8(ascii: "\\") || bytes[index] < 0x20 {

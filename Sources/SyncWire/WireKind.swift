@@ -132,7 +132,8 @@ public enum WireDecoding {
                 // JSONDecoder reports a number that is no integer of the
                 // field's range (1.5, 2^63, 1e400) without naming the field
                 // (and calls the JSON invalid): say what is wrong in our words.
-                throw ProtocolError("bad_field", "a number is not a whole number in range: counts, prices, quantities and the like are integers")
+                throw ProtocolError("bad_field",
+                                    "a number is not a whole number in range: counts, prices, quantities and the like are integers")
             }
             throw described
         } catch let error as ProtocolError {

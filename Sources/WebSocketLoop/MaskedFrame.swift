@@ -22,7 +22,8 @@ enum MaskedFrame {
             frame.append(0x80 | 127)
             for shift in stride(from: 56, through: 0, by: -8) { frame.append(UInt8(truncatingIfNeeded: UInt64(count) >> UInt64(shift))) }
         }
-        let key = [UInt8(mask >> 24), UInt8(truncatingIfNeeded: mask >> 16), UInt8(truncatingIfNeeded: mask >> 8), UInt8(truncatingIfNeeded: mask)]
+        let key = [UInt8(mask >> 24), UInt8(truncatingIfNeeded: mask >> 16), UInt8(truncatingIfNeeded: mask >> 8),
+                   UInt8(truncatingIfNeeded: mask)]
         frame.append(contentsOf: key)
         for (index, byte) in payload.enumerated() { frame.append(byte ^ key[index & 3]) }
         return frame

@@ -255,7 +255,8 @@ public final class WebSocketClient: @unchecked Sendable {
         owner.check()
         guard connection.isOpen, !connection.isFinished, !connection.closeQueued, let wsi = connection.wsi else { return }
         if connection.isBulk {
-            connection.outgoing.append(OutgoingFrame(MaskedFrame.encode(opcode: MaskedFrame.text, Array(text.utf8), mask: MaskedFrame.randomMask())))
+            connection.outgoing.append(OutgoingFrame(MaskedFrame.encode(opcode: MaskedFrame.text, Array(text.utf8),
+                                                                        mask: MaskedFrame.randomMask())))
         } else {
             connection.outgoing.append(OutgoingFrame(text: text))
         }
@@ -357,7 +358,8 @@ public final class WebSocketClient: @unchecked Sendable {
             let isFinal = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
             let isText = lws_frame_is_binary(wsi) == 0
             if connection.receiveBuffer.count + length > maxMessageBytes {
-                closeReasons[connection.id] = "the hub sent a message of more than \(maxMessageBytes >> 20) MiB, more than this client takes"
+                closeReasons[connection.id] = "the hub sent a message of more than \(maxMessageBytes >> 20) MiB, " +
+                                              "more than this client takes"
                 return -1
             }
             if isFinal && connection.receiveBuffer.isEmpty {

@@ -147,7 +147,8 @@ extension WebSocketServer {
             withOptionalCString(response.etag) { etag in
                 withOptionalCString(response.challenge) { challenge in
                     withOptionalCString(response.contentSecurityPolicy) { policy in
-                        swlws_write_http_head(wsi, response.status, response.contentType, response.body.count, cache, etag, challenge, policy)
+                        swlws_write_http_head(wsi, response.status, response.contentType, response.body.count, cache, etag, challenge,
+                                              policy)
                     }
                 }
             }

@@ -118,7 +118,11 @@ public final class WebSocketServer: @unchecked Sendable {
             let host = options.host == "0.0.0.0" ? "" : options.host
             sharedListener = swlws_open_shared_listener(host, Int32(options.port), &sharedPort)
             guard sharedListener >= 0 else {
-                throw HTTPRefusal(status: 0, message: "could not listen on \(options.host):\(options.port) with --reuse-port: \(String(cString: strerror(-sharedListener))) (an IPv4 address of this machine is needed; every hub sharing the port must be started with --reuse-port)")
+                throw HTTPRefusal(
+                    status: 0,
+                    message: "could not listen on \(options.host):\(options.port) with --reuse-port: " +
+                             "\(String(cString: strerror(-sharedListener))) (an IPv4 address of this machine is needed; " +
+                             "every hub sharing the port must be started with --reuse-port)")
             }
         }
         info.port = options.reusePort ? -2 : Int32(options.port)  // -2: CONTEXT_PORT_NO_LISTEN_SERVER
@@ -163,9 +167,15 @@ public final class WebSocketServer: @unchecked Sendable {
             let said = libwebsocketsErrors.withLock { $0 }.joined(separator: "; ")
             let detail = said.isEmpty ? "" : " (libwebsockets: \(said))"
             if let tls = options.tls {
-                throw HTTPRefusal(status: 0, message: "could not start TLS on \(options.host):\(options.port) with --tls-cert \(tls.certificatePath) --tls-key \(tls.keyPath): the address is in use or not of this machine, or the certificate and key are not a PEM pair that belongs together\(detail)")
+                throw HTTPRefusal(
+                    status: 0,
+                    message: "could not start TLS on \(options.host):\(options.port) with --tls-cert \(tls.certificatePath) --tls-key " +
+                             "\(tls.keyPath): the address is in use or not of this machine, or the certificate and key are not a PEM " +
+                             "pair that belongs together\(detail)")
             }
-            throw HTTPRefusal(status: 0, message: "could not listen on \(options.host):\(options.port) (in use, or not an address of this machine?)\(detail)")
+            throw HTTPRefusal(
+                status: 0,
+                message: "could not listen on \(options.host):\(options.port) (in use, or not an address of this machine?)\(detail)")
         }
         wakeable.withLock { $0 = LiveContext(pointer: context) }
         var port = lws_get_vhost_listen_port(lws_get_vhost_by_name(context, vhostName))
@@ -345,7 +355,9 @@ public final class WebSocketServer: @unchecked Sendable {
     }
 
     private func admit(_ wsi: OpaquePointer) -> Result<Admission, HTTPRefusal> {
-        guard let path = requestPath(wsi) else { return .failure(HTTPRefusal(status: 414, message: "request path missing or longer than 511 bytes")) }
+        guard let path = requestPath(wsi) else {
+            return .failure(HTTPRefusal(status: 414, message: "request path missing or longer than 511 bytes"))
+        }
         guard let delegate else { return .failure(HTTPRefusal(status: 503, message: "hub is stopping")) }
         if stopRequested.load(ordering: .relaxed) { return .failure(HTTPRefusal(status: 503, message: "hub is stopping")) }
         return delegate.admit(upgrade: requestHead(wsi, path: path))

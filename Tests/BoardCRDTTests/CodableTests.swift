@@ -71,9 +71,12 @@ import Testing
 
     @Test(arguments: [
         // Seven selections.
-        #"{"state":{"selections":[{"letter":"A","selectedBy":[1,1]},{"letter":"B","selectedBy":[1,2]},{"letter":"C","selectedBy":[1,3]},{"letter":"D","selectedBy":[1,4]},{"letter":"E","selectedBy":[1,5]},{"letter":"F","selectedBy":[1,6]},{"letter":"G","selectedBy":[1,7]}]},"frontier":{"lamport":7,"replica":1},"versions":[[1,7]]}"#,
+        #"{"state":{"selections":[{"letter":"A","selectedBy":[1,1]},{"letter":"B","selectedBy":[1,2]},{"letter":"C","selectedBy":[1,3]},"# +
+        #"{"letter":"D","selectedBy":[1,4]},{"letter":"E","selectedBy":[1,5]},{"letter":"F","selectedBy":[1,6]},{"letter":"G","# +
+        #""selectedBy":[1,7]}]},"frontier":{"lamport":7,"replica":1},"versions":[[1,7]]}"#,
         // A letter twice.
-        #"{"state":{"selections":[{"letter":"A","selectedBy":[1,1]},{"letter":"A","selectedBy":[1,2]}]},"frontier":{"lamport":2,"replica":1},"versions":[[1,2]]}"#,
+        #"{"state":{"selections":[{"letter":"A","selectedBy":[1,1]},{"letter":"A","selectedBy":[1,2]}]},"frontier":{"lamport":2,"# +
+        #""replica":1},"versions":[[1,2]]}"#,
         // A frontier a replica could not count on from.
         #"{"state":{"selections":[]},"frontier":{"lamport":18446744073709551615,"replica":1},"versions":[]}"#,
         // A sequence number a replica could not count on from.

@@ -22,7 +22,9 @@ extension ConvergenceFuzz {
             step = index
             if opening == index, let intent = K.openingIntent(&rng) {
                 let frontier = hub.checkpoint.frontier
-                guard let op = try hubIntent(intent, by: "") else { throw fail(["the hub's opening \(intent) was refused or recorded nothing"]) }
+                guard let op = try hubIntent(intent, by: "") else {
+                    throw fail(["the hub's opening \(intent) was refused or recorded nothing"])
+                }
                 relayFromHub([op], author: nil, restamped: false, frontierBefore: frontier)
             }
             let client = 1 + rng.below(replicas.count - 1)
@@ -59,7 +61,9 @@ extension ConvergenceFuzz {
                 links[index].member = true
                 let delta = Delta(checkpoint: frontier < hub.checkpoint.frontier ? hub.checkpoint : nil, operations: hub.log)
                 let have = hub.versions[id]
-                note("hub greets \(id) (frontier \(frontier)): sync with \(delta.checkpoint.map { "checkpoint \($0.frontier)" } ?? "no checkpoint"), \(delta.operations.count) operations, have \(have)")
+                note("hub greets \(id) (frontier \(frontier)): sync with " +
+                     "\(delta.checkpoint.map { "checkpoint \($0.frontier)" } ?? "no checkpoint"), \(delta.operations.count) operations, " +
+                     "have \(have)")
                 links[index].down.append(.sync(delta, have: have))
             case let .ops(ops, lastSeq):
                 // Without `gaps`, a frame that would wait behind a gap is
@@ -193,7 +197,10 @@ extension ConvergenceFuzz {
         while true {
             rounds += 1
             if rounds > 100 {
-                throw fail(["delivery does not settle: \(clientIndices.map { "\(replicas[$0].id) up \(links[$0].up.count) down \(links[$0].down.count) unacked \(links[$0].unacked.count)" })"])
+                let unsettled = clientIndices.map {
+                    "\(replicas[$0].id) up \(links[$0].up.count) down \(links[$0].down.count) unacked \(links[$0].unacked.count)"
+                }
+                throw fail(["delivery does not settle: \(unsettled)"])
             }
             for index in clientIndices { try sendPending(index) }
             for index in clientIndices { try hubTakes(from: index, frames: .max) }
@@ -203,8 +210,10 @@ extension ConvergenceFuzz {
             if clientIndices.allSatisfy({ links[$0].up.isEmpty && links[$0].down.isEmpty && links[$0].unacked.isEmpty }) { break }
         }
         // The hub pushed every checkpoint to its members: they hold it already.
-        for client in replicas.dropFirst() where client.checkpoint.frontier != hub.checkpoint.frontier || client.log.map(\.stamp) != hub.log.map(\.stamp) {
-            throw fail(["\(client.id) holds checkpoint \(client.checkpoint.frontier) and log \(stamps(client.log)), the hub \(hub.checkpoint.frontier) and \(stamps(hub.log))"])
+        for client in replicas.dropFirst() where client.checkpoint.frontier != hub.checkpoint.frontier
+            || client.log.map(\.stamp) != hub.log.map(\.stamp) {
+            throw fail(["\(client.id) holds checkpoint \(client.checkpoint.frontier) and log \(stamps(client.log)), " +
+                        "the hub \(hub.checkpoint.frontier) and \(stamps(hub.log))"])
         }
         try finalHubChecks()
     }

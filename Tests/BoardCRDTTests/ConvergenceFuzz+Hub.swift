@@ -12,7 +12,8 @@ extension ConvergenceFuzz {
         touched.insert(Self.hub)
         replicas[0].limits.compacts = false
         let report = replicas[0].receive(ops)
-        note("\(replicas[index].id) sends \(stamps(ops)) -> integrated \(stamps(report.integratedOperations)) restamped \(report.restamped) buffered \(report.buffered) duplicates \(report.duplicates)")
+        note("\(replicas[index].id) sends \(stamps(ops)) -> integrated \(stamps(report.integratedOperations)) restamped " +
+             "\(report.restamped) buffered \(report.buffered) duplicates \(report.duplicates)")
         replicas[0].limits.compacts = true
         if !report.refused.isEmpty { throw fail(["the hub refused honest operations of \(replicas[index].id): \(report.refused)"]) }
         if !report.changedOutcomes.isEmpty { throw fail(["the hub's own operations changed outcome: \(report.changedOutcomes)"]) }
@@ -43,7 +44,9 @@ extension ConvergenceFuzz {
             let before = mirror
             let outcome = K.apply(op, to: &mirror)
             if let onHub = hub.outcome(of: op.id) {
-                if onHub != outcome { problems.append("\(op.id) \(op.change) is \(onHub) on the hub, \(outcome) replayed in the order it was integrated") }
+                if onHub != outcome {
+                    problems.append("\(op.id) \(op.change) is \(onHub) on the hub, \(outcome) replayed in the order it was integrated")
+                }
             } else {
                 problems.append("the hub integrated \(op.id) but it is not in its log")
             }
@@ -60,10 +63,12 @@ extension ConvergenceFuzz {
                 continue
             }
             if origin.change != op.change || origin.author != op.author {
-                problems.append("the hub integrated \(op.id) as \(op.change) by \(op.author), prepared as \(origin.change) by \(origin.author)")
+                problems.append("the hub integrated \(op.id) as \(op.change) by \(op.author), prepared as \(origin.change) by " +
+                                "\(origin.author)")
             }
             if !integratedIntents.insert(origin.intent).inserted {
-                problems.append("intent \(origin.intent) of client \(origin.client) (\(op.change)) was integrated twice, the second time as \(op.id)")
+                problems.append("intent \(origin.intent) of client \(origin.client) (\(op.change)) was integrated twice, " +
+                                "the second time as \(op.id)")
             }
         }
         replicas[0].compactIfNeeded()
@@ -82,7 +87,8 @@ extension ConvergenceFuzz {
     mutating func relayed(_ ops: [Op], to index: Int) throws(FuzzFailure) {
         touched.insert(index)
         let report = replicas[index].receive(ops)
-        note("relay to \(replicas[index].id): \(stamps(ops)) moved \(report.restamped) changed \(report.changedOutcomes.map { "\($0.0) \($0.1)" }) -> \(K.describe(replicas[index].state))")
+        note("relay to \(replicas[index].id): \(stamps(ops)) moved \(report.restamped) changed " +
+             "\(report.changedOutcomes.map { "\($0.0) \($0.1)" }) -> \(K.describe(replicas[index].state))")
         try merged(report, at: index)
     }
 
@@ -108,12 +114,16 @@ extension ConvergenceFuzz {
             counts.bump("own re-timed on adopt", by: retimed)
         }
         note("\(id) takes \(delta.checkpoint.map { "checkpoint \($0.frontier)" } ?? "no checkpoint") adopted \(adopt.adopted), "
-            + "\(delta.operations.count) operations, re-timed \(retimed) own, moved \(merge.restamped) -> \(K.describe(replicas[index].state))")
-        if let refusal = adopt.refusal { throw fail(["\(id) could not adopt the hub's checkpoint \(delta.checkpoint?.frontier as Any): \(refusal)"]) }
+            + "\(delta.operations.count) operations, re-timed \(retimed) own, moved \(merge.restamped) -> " +
+              "\(K.describe(replicas[index].state))")
+        if let refusal = adopt.refusal {
+            throw fail(["\(id) could not adopt the hub's checkpoint \(delta.checkpoint?.frontier as Any): \(refusal)"])
+        }
         if rebasedTo != nil || !adopt.rebased.isEmpty || replicas[index].id != id {
             // A sealing hub re-stamps late operations; rebasing them under a
             // new id would apply their changes twice.
-            throw fail(["\(id) rebased to \(replicas[index].id) on the hub's checkpoint \(delta.checkpoint?.frontier as Any): \(adopt.rebased.map { "\($0.id) \($0.change)" })"])
+            throw fail(["\(id) rebased to \(replicas[index].id) on the hub's checkpoint \(delta.checkpoint?.frontier as Any): " +
+                        "\(adopt.rebased.map { "\($0.id) \($0.change)" })"])
         }
         try merged(merge, at: index)
     }
@@ -148,7 +158,9 @@ extension ConvergenceFuzz {
                     continue
                 }
                 if ack != outcome { problems.append("K14: \(op.id) \(op.change) by \(op.author) was acked \(ack) but is now \(outcome)") }
-                if hubStamp[op.id] != op.stamp { problems.append("\(op.id) was integrated at \(hubStamp[op.id] as Any), now at \(op.stamp)") }
+                if hubStamp[op.id] != op.stamp {
+                    problems.append("\(op.id) was integrated at \(hubStamp[op.id] as Any), now at \(op.stamp)")
+                }
             }
             let inLog = Set(hub.log.map(\.id))
             for id in integratedOrder where !inLog.contains(id) && !hub.checkpoint.versions.covers(id) {
@@ -159,7 +171,9 @@ extension ConvergenceFuzz {
                 hubFrontier = hub.checkpoint.frontier
             }
             // The hub only appends: its state is what it integrated, in that order.
-            if hub.state != mirror { problems.append("the hub shows \(K.describe(hub.state)), its integrated operations in order give \(K.describe(mirror))") }
+            if hub.state != mirror {
+                problems.append("the hub shows \(K.describe(hub.state)), its integrated operations in order give \(K.describe(mirror))")
+            }
             problems += K.hubProblems(hub, ledger: ledger)
         }
         for index in touched where index != Self.hub {
@@ -171,7 +185,8 @@ extension ConvergenceFuzz {
             }
             guard client.versions == hub.versions, client.state != hub.state else { continue }
             if client.log.allSatisfy({ hubStamp[$0.id] == $0.stamp }) {
-                problems.append("\(client.id) holds every operation at the hub's stamps but shows \(K.describe(client.state)), the hub \(K.describe(hub.state))")
+                problems.append("\(client.id) holds every operation at the hub's stamps but shows \(K.describe(client.state)), " +
+                                "the hub \(K.describe(hub.state))")
             } else if client.checkpoint.frontier == hub.checkpoint.frontier, client.log.map(\.stamp) == hub.log.map(\.stamp) {
                 problems.append("\(client.id) holds the hub's checkpoint and log but shows another state")
             }
@@ -192,8 +207,12 @@ extension ConvergenceFuzz {
             problems.append("intent \(prepared.intent) of client \(prepared.client) (\(prepared.change)) never reached the hub")
         }
         for client in replicas.dropFirst() {
-            if client.versions != hub.versions { problems.append("\(client.id) versions \(client.versions.entries), the hub's \(hub.versions.entries)") }
-            if client.state != hub.state { problems.append("\(client.id) shows \(K.describe(client.state)), the hub \(K.describe(hub.state))") }
+            if client.versions != hub.versions {
+                problems.append("\(client.id) versions \(client.versions.entries), the hub's \(hub.versions.entries)")
+            }
+            if client.state != hub.state {
+                problems.append("\(client.id) shows \(K.describe(client.state)), the hub \(K.describe(hub.state))")
+            }
             for op in client.log where hubStamp[op.id] != op.stamp {
                 problems.append("\(client.id) holds \(op.id) at \(op.stamp), the hub's stamp is \(hubStamp[op.id] as Any)")
             }
@@ -206,8 +225,12 @@ extension ConvergenceFuzz {
         touched = Set(clientIndices)
         try checkHub()
         for client in replicas.dropFirst() {
-            if client.checkpoint != hub.checkpoint { problems.append("\(client.id) checkpoint at \(client.checkpoint.frontier), the hub's at \(hub.checkpoint.frontier)") }
-            if client.log.map(\.stamp) != hub.log.map(\.stamp) { problems.append("\(client.id) orders its log unlike the hub: \(stamps(client.log)) vs \(stamps(hub.log))") }
+            if client.checkpoint != hub.checkpoint {
+                problems.append("\(client.id) checkpoint at \(client.checkpoint.frontier), the hub's at \(hub.checkpoint.frontier)")
+            }
+            if client.log.map(\.stamp) != hub.log.map(\.stamp) {
+                problems.append("\(client.id) orders its log unlike the hub: \(stamps(client.log)) vs \(stamps(hub.log))")
+            }
             if client.state != hub.state { problems.append("\(client.id) shows \(K.describe(client.state)) after the last sync") }
             for (op, outcome) in zip(client.log, client.outcomes) where acked[op.id] != outcome {
                 problems.append("\(client.id): \(op.id) \(op.change) by \(op.author) is \(outcome), acked \(acked[op.id] as Any)")

@@ -14,7 +14,9 @@ extension ConvergenceFuzz {
         for index in 0..<steps {
             step = index
             if opening == index, let intent = K.openingIntent(&rng) {
-                guard let op = try hubIntent(intent, by: "") else { throw fail(["the hub's opening \(intent) was refused or recorded nothing"]) }
+                guard let op = try hubIntent(intent, by: "") else {
+                    throw fail(["the hub's opening \(intent) was refused or recorded nothing"])
+                }
                 for client in clientIndices { links[client].inbox.append(.ops([op])) }
             }
             var roll = rng.below(100)
@@ -102,7 +104,8 @@ extension ConvergenceFuzz {
         } else {
             let delta = syncDelta(for: index)
             links[index].inbox.append(.sync(delta, have: nil))
-            note("hub syncs \(replicas[index].id): checkpoint \(delta.checkpoint.map { "\($0.frontier)" } ?? "-") and \(delta.operations.count) operations")
+            note("hub syncs \(replicas[index].id): checkpoint \(delta.checkpoint.map { "\($0.frontier)" } ?? "-") and " +
+                 "\(delta.operations.count) operations")
         }
     }
 

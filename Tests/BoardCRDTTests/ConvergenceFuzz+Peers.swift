@@ -56,7 +56,8 @@ extension ConvergenceFuzz {
         }
         if rng.percent(70) { rng.shuffle(&operations) }
         let checkpoint = rng.percent(85) ? delta.checkpoint : nil
-        note("sync \(replicas[source].id) -> \(replicas[target].id): \(operations.map(\.id)) checkpoint \(checkpoint.map { "\($0.frontier)" } ?? "-")")
+        note("sync \(replicas[source].id) -> \(replicas[target].id): \(operations.map(\.id)) checkpoint " +
+             "\(checkpoint.map { "\($0.frontier)" } ?? "-")")
         try deliver(Delta(checkpoint: checkpoint, operations: operations), toPeer: target)
     }
 
@@ -127,7 +128,8 @@ extension ConvergenceFuzz {
         let center = group[0]
         for _ in 0..<8 {
             let first = replicas[center]
-            if group.allSatisfy({ replicas[$0].versions == first.versions && replicas[$0].checkpoint.frontier == first.checkpoint.frontier }) {
+            if group.allSatisfy({ replicas[$0].versions == first.versions
+                && replicas[$0].checkpoint.frontier == first.checkpoint.frontier }) {
                 return
             }
             for other in group.dropFirst() { try wholeDelta(from: other, to: center) }
@@ -152,7 +154,9 @@ extension ConvergenceFuzz {
         let first = replicas[0]
         var problems: [String] = []
         for replica in replicas {
-            if replica.state != first.state { problems.append("\(replica.id) shows \(K.describe(replica.state)), \(first.id) shows \(K.describe(first.state))") }
+            if replica.state != first.state {
+                problems.append("\(replica.id) shows \(K.describe(replica.state)), \(first.id) shows \(K.describe(first.state))")
+            }
             if replica.versions != first.versions { problems.append("\(replica.id) versions differ from \(first.id)'s") }
             if replica.checkpoint != first.checkpoint { problems.append("\(replica.id) checkpoint differs from \(first.id)'s") }
         }
@@ -161,7 +165,9 @@ extension ConvergenceFuzz {
     }
 
     func describe(_ replica: Replica<K>) -> String {
-        "\(replica.id): frontier \(replica.checkpoint.frontier) checkpoint \(replica.checkpoint.versions.entries) versions \(replica.versions.entries) log \(replica.log.map { "\($0.id)@\($0.lamport)" }) retired \(replica.retired) pending \(replica.pending.mapValues { Array($0.keys) })"
+        "\(replica.id): frontier \(replica.checkpoint.frontier) checkpoint \(replica.checkpoint.versions.entries) versions " +
+        "\(replica.versions.entries) log \(replica.log.map { "\($0.id)@\($0.lamport)" }) retired \(replica.retired) pending " +
+        "\(replica.pending.mapValues { Array($0.keys) })"
     }
 
     /// Invariants of every touched replica, one line of compactions, and C1
@@ -183,7 +189,8 @@ extension ConvergenceFuzz {
         for i in touched {
             let a = replicas[i]
             for b in replicas where b.id != a.id && a.state != b.state && a.versions == b.versions {
-                problems.append("C1: \(a.id) and \(b.id) hold the same operations but show \(K.describe(a.state)) and \(K.describe(b.state))")
+                problems.append("C1: \(a.id) and \(b.id) hold the same operations but show \(K.describe(a.state)) and " +
+                                "\(K.describe(b.state))")
             }
         }
         if !problems.isEmpty { throw fail(problems) }

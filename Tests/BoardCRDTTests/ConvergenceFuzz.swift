@@ -123,7 +123,8 @@ struct ConvergenceFuzz<K: FuzzedKind> {
             kept = rng.inRange(1...6)
         }
         let checkpoint = Checkpoint<K>(state: start, frontier: .origin, versions: VersionVector())
-        replicas = [Replica(id: freshID(upTo: 1_000), checkpoint: checkpoint, limits: ReplicaLimits(keptOperations: kept, sealsOrder: true))]
+        replicas = [Replica(id: freshID(upTo: 1_000), checkpoint: checkpoint,
+                            limits: ReplicaLimits(keptOperations: kept, sealsOrder: true))]
         links = [Link()]
         mirror = start
         ledger = K.ledger(from: start)
@@ -133,7 +134,8 @@ struct ConvergenceFuzz<K: FuzzedKind> {
         }
         let pool = K.fuzz.players
         for _ in 0..<rng.inRange(2...4) {
-            replicas.append(Replica(id: freshID(upTo: 1_000), checkpoint: checkpoint, limits: ReplicaLimits(compacts: false, hubSealsOrder: true)))
+            replicas.append(Replica(id: freshID(upTo: 1_000), checkpoint: checkpoint,
+                                    limits: ReplicaLimits(compacts: false, hubSealsOrder: true)))
             links.append(Link(name: pool[rng.below(pool.count)]))
         }
         note("seed \(seed): late start \(late), gaps \(gaps), start \(K.describe(start)), hub \(hub.id) keeps \(kept), "
@@ -221,7 +223,9 @@ struct ConvergenceFuzz<K: FuzzedKind> {
         case let .success(op?):
             note("\(name)@\(before.id) \(intent) -> \(op.id)@\(op.lamport) \(op.change): \(K.describe(after.state))")
             counts.bump(index == Self.hub && K.fuzz.topology.hasHub ? "thin intents on the hub" : "operations")
-            if after.versions[after.id] != before.versions[before.id] + 1 { problems.append("\(intent) recorded \(op.id) but versions did not advance by one") }
+            if after.versions[after.id] != before.versions[before.id] + 1 {
+                problems.append("\(intent) recorded \(op.id) but versions did not advance by one")
+            }
         case .success(nil):
             note("\(name)@\(before.id) \(intent) changes nothing")
             if after.state != before.state || after.versions != before.versions { problems.append("a no-op \(intent) changed the replica") }

@@ -96,7 +96,8 @@ struct ForgettingTests {
         #expect(try JSONDecoder().decode(Checkpoint<LetterBoard>.self, from: data) == checkpoint)
         let old = #"{"state":{"selections":[]},"frontier":{"lamport":9,"replica":1},"versions":[[1,3]]}"#
         #expect(try JSONDecoder().decode(Checkpoint<LetterBoard>.self, from: Data(old.utf8)).forgetHorizon == .origin)
-        let bad = #"{"state":{"selections":[]},"frontier":{"lamport":2,"replica":1},"versions":[],"forgetHorizon":{"lamport":5,"replica":1}}"#
+        let bad = #"{"state":{"selections":[]},"frontier":{"lamport":2,"replica":1},"versions":[],"forgetHorizon":{"lamport":5,"# +
+                  #""replica":1}}"#
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(Checkpoint<LetterBoard>.self, from: Data(bad.utf8)) }
     }
 }

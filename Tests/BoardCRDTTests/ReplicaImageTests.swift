@@ -17,17 +17,20 @@ struct ReplicaImageTests {
             client.clock = next() % 50
             let letter = letters[Int(next() % 10)]
             if let op = try? client.perform(index % 3 == 0 ? .deselect(letter) : .select(letter)) {
-                ops.append(BoardCRDT.Operation(id: OperationID(replica: op.id.replica, seq: UInt64(index + 1)), lamport: op.lamport, change: op.change))
+                ops.append(BoardCRDT.Operation(id: OperationID(replica: op.id.replica, seq: UInt64(index + 1)), lamport: op.lamport,
+                                               change: op.change))
             }
         }
         let data = try JSONEncoder().encode(original.image)
-        var restored = try #require(Replica<LetterBoard>(image: try JSONDecoder().decode(ReplicaImage<LetterBoard>.self, from: data), limits: limits))
+        var restored = try #require(Replica<LetterBoard>(image: try JSONDecoder().decode(ReplicaImage<LetterBoard>.self, from: data),
+                                                         limits: limits))
         for (index, op) in ops.enumerated() {
             _ = original.receive([op])
             _ = restored.receive([op])
             if index % 7 == 0 {
                 let copy = try JSONEncoder().encode(original.image)
-                restored = try #require(Replica<LetterBoard>(image: try JSONDecoder().decode(ReplicaImage<LetterBoard>.self, from: copy), limits: limits))
+                restored = try #require(Replica<LetterBoard>(image: try JSONDecoder().decode(ReplicaImage<LetterBoard>.self, from: copy),
+                                                             limits: limits))
             }
             #expect(restored.state == original.state)
             #expect(restored.log == original.log)

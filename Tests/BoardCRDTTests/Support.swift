@@ -43,7 +43,8 @@ func select(_ replica: inout Board, _ text: String) throws -> [BoardOp] {
 
 /// Sends `target` everything `source` has that it lacks (checkpoint included).
 @discardableResult
-func sync(_ source: Board, to target: inout Board, freshID: ReplicaID = ReplicaID(999)) -> (adopt: AdoptReport<LetterBoard.Change>, merge: MergeReport<LetterBoard>) {
+func sync(_ source: Board, to target: inout Board,
+          freshID: ReplicaID = ReplicaID(999)) -> (adopt: AdoptReport<LetterBoard.Change>, merge: MergeReport<LetterBoard>) {
     target.apply(source.delta(for: target.versions, remoteFrontier: target.checkpoint.frontier), freshID: { freshID })
 }
 

@@ -37,7 +37,9 @@ import Testing
 
         static func features(_ code: String) -> [Int] {
             let letters = ["123", "DSO", "FTO", "RGP"]
-            return zip(code, letters).map { character, values in values.firstIndex(of: character).map { values.distance(from: values.startIndex, to: $0) } ?? 9 }
+            return zip(code, letters).map { character, values in
+                values.firstIndex(of: character).map { values.distance(from: values.startIndex, to: $0) } ?? 9
+            }
         }
     }
 
@@ -72,7 +74,8 @@ import Testing
         try TmuxSession([Build.syncclient.path, "watch", url, "--name", name], width: 100, height: 40)
     }
 
-    private func waitForHub(_ url: String, sourceLocation: SourceLocation = #_sourceLocation, _ condition: (HubTable) -> Bool) -> HubTable? {
+    private func waitForHub(_ url: String, sourceLocation: SourceLocation = #_sourceLocation,
+                            _ condition: (HubTable) -> Bool) -> HubTable? {
         var last: HubTable?
         let ok = eventually(timeout: 20) {
             last = HubTable(url)

@@ -68,7 +68,8 @@ import Testing
         let hub = try HubProcess()
         let url = "\(hub.url)/shop/pictures"
         // 4 x 2 pixels: red, green, blue, white over black, grey and nothing.
-        let png = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAQAAAACCAYAAAB/qH1jAAAAHklEQVR4nC3GsQEAMAzDIPx5PleXMrFoYSmgu/vlAcFICXwqAVBIAAAAAElFTkSuQmCC")!
+        let png = Data(base64Encoded:
+            "iVBORw0KGgoAAAANSUhEUgAAAAQAAAACCAYAAAB/qH1jAAAAHklEQVR4nC3GsQEAMAzDIPx5PleXMrFoYSmgu/vlAcFICXwqAVBIAAAAAElFTkSuQmCC")!
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("pixels-\(getpid()).png")
         try png.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
@@ -86,7 +87,8 @@ import Testing
         let colours = ["38;5;196", "38;5;46", "38;5;21", "38;5;231", "48;5;16", "48;5;244"]
         let drawn = eventually(timeout: 20) {
             let shown = screen.captureWithColours()
-            return shown.contains("▀") && colours.allSatisfy { shown.contains("\u{1B}[\($0)m") || shown.contains(";\($0)m") || shown.contains("[\($0);") }
+            return shown.contains("▀")
+                && colours.allSatisfy { shown.contains("\u{1B}[\($0)m") || shown.contains(";\($0)m") || shown.contains("[\($0);") }
         }
         #expect(drawn, "the PNG beside the list:\n\(screen.captureWithColours())")
         // The detail: a sample dish's SVG picture and its pager.

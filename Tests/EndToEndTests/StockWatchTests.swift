@@ -42,7 +42,8 @@ import Testing
     }
 
     @discardableResult
-    private func waitForHub(_ url: String, sourceLocation: SourceLocation = #_sourceLocation, _ condition: (HubStock) -> Bool) -> HubStock? {
+    private func waitForHub(_ url: String, sourceLocation: SourceLocation = #_sourceLocation,
+                            _ condition: (HubStock) -> Bool) -> HubStock? {
         var last: HubStock?
         let ok = eventually(timeout: 20) {
             last = HubStock(url)

@@ -46,7 +46,8 @@ import Testing
 
     /// Adds an item with a one-shot; returns its id.
     @discardableResult
-    private func add(_ url: String, _ title: String, _ extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+    private func add(_ url: String, _ title: String, _ extra: [String] = [],
+                     sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
         let result = try syncclient(["todo", "add", url, title] + extra)
         #expect(result.status == 0, "todo add: \(result.errors)", sourceLocation: sourceLocation)
         return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -101,7 +102,8 @@ import Testing
         #expect(itself.status == 1 && itself.errors.contains("after itself"), "\(itself.errors)")
 
         // Usage errors: exit 2, before anything is sent.
-        for arguments in [["todo", "done", url, "bad id!"], ["todo", "move", url, "b2"], ["todo", "move", url, "b2", "--top", "--after", "s3"],
+        for arguments in [["todo", "done", url, "bad id!"], ["todo", "move", url, "b2"],
+                          ["todo", "move", url, "b2", "--top", "--after", "s3"],
                           ["todo", "edit", url, "b2"], ["todo", "add", url, "two\nlines"],
                           ["todo", "edit", url, "b2", "--title", "a", "--memo", "b", "--base", "c"],
                           ["todo", "list", "\(hub.url)/stock/bar"], ["todo", "list", "ws://127.0.0.1:1/todo/x"]] {

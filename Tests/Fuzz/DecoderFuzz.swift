@@ -582,7 +582,8 @@ enum KindFuzz<Kind: FuzzedKind> {
         // call to the next on Linux, which JSON allows.)
         let text = written { () throws(FrameEncodingError) in try HubMessage.encode(frame) }
         guard let again = decode(text), same(frame, again) else {
-            fail("sync-frame-round-trip", input, "decoded: \(frame)\nwritten: \(text)\ndecoded again: \(decode(text).map { "\($0)" } ?? "nil")")
+            fail("sync-frame-round-trip", input,
+                 "decoded: \(frame)\nwritten: \(text)\ndecoded again: \(decode(text).map { "\($0)" } ?? "nil")")
         }
         // The public writers of the three kinds of frame.
         let delta = Delta<Kind>(checkpoint: frame.checkpoint, operations: frame.operations)
@@ -598,13 +599,15 @@ enum KindFuzz<Kind: FuzzedKind> {
         ]
         if let checkpoint = frame.checkpoint {
             expectations.append((
-                written { () throws(FrameEncodingError) in try HubMessage.checkpoint(checkpoint, board: frame.board, version: frame.version) },
+                written { () throws(FrameEncodingError) in try HubMessage.checkpoint(checkpoint, board: frame.board,
+                                                                                     version: frame.version) },
                 SyncFrame<Kind>(type: "checkpoint", board: frame.board, version: frame.version, replica: nil, have: nil, name: nil,
                                 checkpoint: checkpoint, operations: [])))
         }
         for (text, expected) in expectations {
             guard let back = decode(text), same(back, expected) else {
-                fail("hub-writer-round-trip", input, "expected: \(expected)\nwritten: \(text)\ndecoded: \(decode(text).map { "\($0)" } ?? "nil")")
+                fail("hub-writer-round-trip", input,
+                     "expected: \(expected)\nwritten: \(text)\ndecoded: \(decode(text).map { "\($0)" } ?? "nil")")
             }
         }
         for operation in frame.operations { checkOperation(operation, input: input) }
@@ -679,7 +682,8 @@ enum KindFuzz<Kind: FuzzedKind> {
                     if let outcome = hub.outcome(of: operation.id) { acked[operation.id] = outcome }
                 }
                 for (operation, outcome) in zip(hub.log, hub.outcomes) where acked[operation.id] != outcome {
-                    fail("hub-ack-final", input, "\(operation) was acked \(acked[operation.id].map { "\($0)" } ?? "never") but is now \(outcome)")
+                    fail("hub-ack-final", input,
+                         "\(operation) was acked \(acked[operation.id].map { "\($0)" } ?? "never") but is now \(outcome)")
                 }
             }
             let relayed = report.integratedOperations

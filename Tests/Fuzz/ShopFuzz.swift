@@ -22,7 +22,9 @@ extension BanchanShop: FuzzedKind {
             if !(0...9_999).contains(dish.stock) { problems.append("\(dish.id) stock \(dish.stock)") }
             if dish.sold < 0 { problems.append("\(dish.id) sold \(dish.sold)") }
             if !(0...10_000_000).contains(dish.price) { problems.append("\(dish.id) price \(dish.price)") }
-            if let original = dish.originalPrice, original <= dish.price { problems.append("\(dish.id) original \(original) not above \(dish.price)") }
+            if let original = dish.originalPrice, original <= dish.price {
+                problems.append("\(dish.id) original \(original) not above \(dish.price)")
+            }
         }
         for order in state.orders {
             var sum = 0
@@ -76,7 +78,8 @@ extension BanchanShop: FuzzedKind {
         for section in read.sections {
             let shown = section.dishes
             let held = state.dishes.filter { $0.section.rawValue == section.id }.map {
-                StateFrame.FrameDish(id: $0.id, title: $0.title, description: $0.description, price: $0.price, original_price: $0.originalPrice,
+                StateFrame.FrameDish(id: $0.id, title: $0.title, description: $0.description, price: $0.price,
+                                     original_price: $0.originalPrice,
                                      badges: $0.badges, thumb: $0.thumb, images: $0.images, detail_images: $0.detailImages,
                                      stock: $0.stock, available: $0.available, sold: $0.sold)
             }

@@ -72,8 +72,11 @@ extension TodoList: FuzzedKind {
         do { read = try JSONDecoder().decode(StateFrame.self, from: frame) } catch { return "does not decode: \(error)" }
         guard read.type == "state", read.kind == name else { return "type \(read.type), kind \(read.kind)" }
         let live = state.entries.filter { $0.deletedBy == nil }
-        let bytes = { (items: [(String, String, String, Bool)]) in items.map { [Array($0.0.utf8), Array($0.1.utf8), Array($0.2.utf8), [$0.3 ? 1 : 0]] } }
-        guard bytes(read.items.map { ($0.id, $0.title, $0.memo, $0.done) }) == bytes(live.map { ($0.id, $0.title, $0.memo, $0.done) }) else {
+        let bytes = { (items: [(String, String, String, Bool)]) in
+            items.map { [Array($0.0.utf8), Array($0.1.utf8), Array($0.2.utf8), [$0.3 ? 1 : 0]] }
+        }
+        guard bytes(read.items.map { ($0.id, $0.title, $0.memo,
+                                      $0.done) }) == bytes(live.map { ($0.id, $0.title, $0.memo, $0.done) }) else {
             return "items read back \(read.items), the live items are \(live)"
         }
         return nil
@@ -92,11 +95,14 @@ enum TodoOracle {
         var state = TodoList.initialState
         for (index, id) in ["a1", "b2", "c3"].enumerated() {
             _ = TodoList.apply(Op(id: OperationID(replica: ReplicaID(1), seq: UInt64(index + 1)), lamport: UInt64(index + 1), author: "ana",
-                                  change: .add(id: id, after: index == 0 ? nil : ["a1", "b2"][index - 1], title: id == "a1" ? "Buy milk" : id, memo: "")),
+                                  change: .add(id: id, after: index == 0 ? nil : ["a1", "b2"][index - 1],
+                                               title: id == "a1" ? "Buy milk" : id, memo: "")),
                                to: &state)
         }
-        _ = TodoList.apply(Op(id: OperationID(replica: ReplicaID(2), seq: 1), lamport: 4, author: "bo", change: .delete(id: "b2")), to: &state)
-        _ = TodoList.apply(Op(id: OperationID(replica: ReplicaID(2), seq: 2), lamport: 5, author: "bo", change: .done(id: "c3", done: true)), to: &state)
+        _ = TodoList.apply(Op(id: OperationID(replica: ReplicaID(2), seq: 1), lamport: 4, author: "bo", change: .delete(id: "b2")),
+                           to: &state)
+        _ = TodoList.apply(Op(id: OperationID(replica: ReplicaID(2), seq: 2), lamport: 5, author: "bo",
+                              change: .done(id: "c3", done: true)), to: &state)
         return state
     }()
 
@@ -120,7 +126,8 @@ enum TodoOracle {
 
     /// A thin client's intent, performed on the hub's copy of `small`.
     static func performed(_ intent: TodoList.Intent, _ bytes: UnsafeRawBufferPointer) {
-        var replica = Replica<TodoList>(id: DecoderFuzz.hubID, checkpoint: Checkpoint(state: small, frontier: .origin, versions: VersionVector()),
+        var replica = Replica<TodoList>(id: DecoderFuzz.hubID,
+                                        checkpoint: Checkpoint(state: small, frontier: .origin, versions: VersionVector()),
                                         limits: ReplicaLimits(keptOperations: DecoderFuzz.hubKept, sealsOrder: true))
         let before = replica.state
         do throws(TodoRefusal) {
@@ -130,7 +137,10 @@ enum TodoOracle {
             }
             if case .add(nil, _, _, _) = intent {
                 let id = op.change.itemID
-                if id.utf8.count != 8 || !id.utf8.allSatisfy({ $0 < 0x80 && (Character(Unicode.Scalar($0)).isLetter || Character(Unicode.Scalar($0)).isNumber) })
+                if id.utf8.count != 8
+                    || !id.utf8.allSatisfy({
+                        $0 < 0x80 && (Character(Unicode.Scalar($0)).isLetter || Character(Unicode.Scalar($0)).isNumber)
+                    })
                     || before.index(of: id) != nil {
                     fail("made-up-id", bytes, "\(intent) made up \(id)")
                 }
@@ -139,7 +149,9 @@ enum TodoOracle {
                 fail("intent-applied", bytes, "\(intent) recorded \(op.change) but it was \(String(describing: replica.outcomes.last))")
             }
         } catch {
-            if replica.state != before || !replica.log.isEmpty { fail("intent-refused", bytes, "\(intent) was refused \(error) but changed the list") }
+            if replica.state != before || !replica.log.isEmpty {
+                fail("intent-refused", bytes, "\(intent) was refused \(error) but changed the list")
+            }
         }
         let problems = replica.checkInvariants() + TodoList.independentViolations(of: replica.state)
         if !problems.isEmpty { fail("intent-invariants", bytes, "\(intent):\n" + problems.joined(separator: "\n")) }
@@ -162,7 +174,8 @@ enum TodoOracle {
             if !notices.isEmpty, outcome != .applied { fail("notices", bytes, "\(op) told \(notices) but was \(outcome)") }
             switch (op.change, outcome) {
             case let (.add(id, _, _, _), .applied): if !live.insert(id).inserted { fail("live-items", bytes, "\(op) added \(id) twice") }
-            case let (.delete(id), .applied): if live.remove(id) == nil { fail("live-items", bytes, "\(op) deleted \(id), not on the list") }
+            case let (.delete(id), .applied):
+                if live.remove(id) == nil { fail("live-items", bytes, "\(op) deleted \(id), not on the list") }
             default: break
             }
             let shown = state.entries.filter { $0.deletedBy == nil }.map(\.id)

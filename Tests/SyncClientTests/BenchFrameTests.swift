@@ -11,7 +11,8 @@ import Testing
     }
 
     @Test func aStateGivesItsVersionAndOrder() throws {
-        let frame = try #require(read(#"{"type":"state","board":"b0","version":7,"order":["F","A","Z"],"clients":2,"names":["ref","order"]}"#))
+        let frame = try #require(read(#"{"type":"state","board":"b0","version":7,"order":["F","A","Z"],"clients":2,"names":["ref","# +
+                                      #""order"]}"#))
         #expect(frame.kind == .state && frame.version == 7 && frame.ref == nil)
         #expect(frame.order == 6 | 1 << 5 | 26 << 10, "F, A, Z, first lowest")
         #expect(try #require(read(#"{"type":"state","version":9,"order":["B"]}"#, readsOrder: false)).order == 0)
@@ -72,7 +73,8 @@ import Testing
     /// The reader as it was before it jumped from quote to quote (6ce5bab's
     /// parent), byte by byte: the reference the seeded comparison below holds
     /// the current one to, field by field.
-    private static func byteByByte(_ bytes: [UInt8], readsOrder: Bool) -> (kind: BenchFrame.Kind, version: UInt64, ref: Int?, order: UInt64)? {
+    private static func byteByByte(_ bytes: [UInt8],
+                                   readsOrder: Bool) -> (kind: BenchFrame.Kind, version: UInt64, ref: Int?, order: UInt64)? {
         var typeAt: Int?, versionAt: Int?, refAt: Int?, orderAt: Int?
         let count = bytes.count
         var index = 0
@@ -102,7 +104,8 @@ import Testing
             }
             return value
         }
-        let kinds: [UInt8: BenchFrame.Kind] = [UInt8(ascii: "s"): .state, UInt8(ascii: "a"): .ack, UInt8(ascii: "r"): .rejected, UInt8(ascii: "e"): .error]
+        let kinds: [UInt8: BenchFrame.Kind] = [UInt8(ascii: "s"): .state, UInt8(ascii: "a"): .ack, UInt8(ascii: "r"): .rejected,
+                                               UInt8(ascii: "e"): .error]
         let kind = typeAt + 1 < count ? kinds[bytes[typeAt + 1]] ?? .other : .other
         let version = versionAt.map(number) ?? 0
         var ref: Int?

@@ -62,7 +62,8 @@ struct BenchSpreadTests {
         let every = try #require(lines.firstIndex { $0.hasPrefix("at every client") })
         #expect(lines[every + 1].hasPrefix("hubs           2, each board's clients round-robin: ws://127.0.0.1:9001, ws://127.0.0.1:9002"))
         #expect(lines[every + 2].hasPrefix("same hub       p50 1.0 / p90 2.0 / p99 3.0"))
-        #expect(lines[every + 3].hasPrefix("cross hub      p50 1.0 / p90 2.0 / p99 6.0") && lines[every + 3].hasSuffix("; p99 2.00x same hub"))
+        #expect(lines[every + 3].hasPrefix("cross hub      p50 1.0 / p90 2.0 / p99 6.0")
+            && lines[every + 3].hasSuffix("; p99 2.00x same hub"))
         #expect(lines[every + 4].hasPrefix("ack latency"))
     }
 }

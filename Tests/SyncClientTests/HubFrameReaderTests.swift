@@ -153,9 +153,11 @@ import Testing
         // The header alone says 2,000 bytes: refused with nothing more read.
         let header: [UInt8] = [0x81, 126, 0x07, 0xD0]
         let reading = Self.read(header, max: 1000)
-        #expect(reading.refusal == HubFrameReader.Refusal(code: 1009, reason: "the hub sent a message of more than 1000 bytes, more than this client takes"))
+        #expect(reading.refusal == HubFrameReader.Refusal(
+            code: 1009, reason: "the hub sent a message of more than 1000 bytes, more than this client takes"))
         // Fragments that pass it together.
-        let fragments = Self.frame(0x1, [UInt8](repeating: 65, count: 600), final: false) + Self.frame(0x0, [UInt8](repeating: 66, count: 600))
+        let fragments = Self.frame(0x1, [UInt8](repeating: 65, count: 600),
+                                   final: false) + Self.frame(0x0, [UInt8](repeating: 66, count: 600))
         #expect(Self.read(fragments, max: 1000).refusal?.code == 1009)
         // At the limit exactly: read.
         #expect(Self.read(Self.frame(0x1, [UInt8](repeating: 65, count: 1000)), max: 1000).events.count == 1)
@@ -206,9 +208,11 @@ import Testing
     }
 
     @Test func theHubsAnswerUpgradesRefusesOrIsInvalid() {
-        let good = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: WebSocket\r\nConnection: keep-alive, Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n"
+        let good = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: WebSocket\r\nConnection: keep-alive, Upgrade\r\nSec-WebSocket-Accept: " +
+                   "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n"
         #expect(Self.answer(good) == .upgraded(headerBytes: good.utf8.count))
-        #expect(Self.answer(good + "\u{81}\u{1}A") == .upgraded(headerBytes: good.utf8.count), "frames after the header are not the header's")
+        #expect(Self.answer(good + "\u{81}\u{1}A") == .upgraded(headerBytes: good.utf8.count),
+                "frames after the header are not the header's")
         #expect(Self.answer(String(good.dropLast(2))) == .incomplete)
         #expect(Self.answer("HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer error_description=\"token expired\"\r\n\r\n")
             == .refused(status: 401, challenge: "Bearer error_description=\"token expired\""))

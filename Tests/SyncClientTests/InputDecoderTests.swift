@@ -18,7 +18,8 @@ import Testing
         #expect(decode("\u{03}\u{04}\r\t\u{7F}") == [.key(.control("c")), .key(.control("d")), .key(.enter),
                                                      .key(.tab), .key(.backspace)])
         #expect(decode("\u{1B}[A\u{1B}[B\u{1B}[C\u{1B}[D\u{1B}OA") == [.key(.up), .key(.down), .key(.right), .key(.left), .key(.up)])
-        #expect(decode("\u{1B}[5~\u{1B}[6~\u{1B}[H\u{1B}[F\u{1B}[Z") == [.key(.pageUp), .key(.pageDown), .key(.home), .key(.end), .key(.backTab)])
+        #expect(decode("\u{1B}[5~\u{1B}[6~\u{1B}[H\u{1B}[F\u{1B}[Z") == [.key(.pageUp), .key(.pageDown), .key(.home), .key(.end),
+                                                                         .key(.backTab)])
     }
 
     /// SGR reports are 1-based on the wire and 0-based as events.

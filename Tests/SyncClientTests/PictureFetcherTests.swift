@@ -14,7 +14,8 @@ import WebSocketLoop
         try fetchCounting(name, from: server, tls: tls).answer
     }
 
-    private func fetchCounting(_ name: String, from server: CannedHTTPServer, tls: ClientTLS? = nil) throws -> (answer: (PictureState, Bool), written: Int) {
+    private func fetchCounting(_ name: String, from server: CannedHTTPServer,
+                               tls: ClientTLS? = nil) throws -> (answer: (PictureState, Bool), written: Int) {
         let url = try #require(WebSocketURL("ws://127.0.0.1:\(server.port)/shop/demo"))
         let fetcher = PictureFetcher(url: url, tls: tls)
         defer { fetcher.close() }
@@ -33,7 +34,8 @@ import WebSocketLoop
 
     @Test func aPictureIsFetchedAndDecoded() throws {
         let server = try CannedHTTPServer { path in
-            path == "/shop/demo/images/px.png" ? .answer(200, type: "image/png", body: PictureTests.png) : .answer(404, type: "text/plain", body: [])
+            path == "/shop/demo/images/px.png" ? .answer(200, type: "image/png",
+                                                         body: PictureTests.png) : .answer(404, type: "text/plain", body: [])
         }
         defer { server.stop() }
         let (state, retry) = try fetch("px.png", from: server)
@@ -43,7 +45,8 @@ import WebSocketLoop
 
     @Test func aMissingPictureIsNotAskedForAgainAFailingHubIs() throws {
         let server = try CannedHTTPServer { path in
-            path.hasSuffix("gone.png") ? .answer(404, type: "text/plain", body: Array("no".utf8)) : .answer(503, type: "text/plain", body: [])
+            path.hasSuffix("gone.png") ? .answer(404, type: "text/plain",
+                                                 body: Array("no".utf8)) : .answer(503, type: "text/plain", body: [])
         }
         defer { server.stop() }
         let missing = try fetch("gone.png", from: server)
@@ -54,7 +57,8 @@ import WebSocketLoop
 
     @Test func aRedirectIsNotFollowed() throws {
         let server = try CannedHTTPServer { path in
-            path.hasSuffix("moved.png") ? .answer(302, type: "text/plain", body: []) : .answer(200, type: "image/png", body: PictureTests.png)
+            path.hasSuffix("moved.png") ? .answer(302, type: "text/plain",
+                                                  body: []) : .answer(200, type: "image/png", body: PictureTests.png)
         }
         defer { server.stop() }
         #expect(try fetch("moved.png", from: server) == (.failed("moved.png: HTTP 302"), false))
@@ -65,7 +69,8 @@ import WebSocketLoop
     /// was judged and cut off, and the server sees its client go.
     @Test(arguments: [("announced.png", CannedHTTPServer.Response.endless(200, type: "image/png", length: PictureFetcher.maxBytes * 4),
                        PictureState.failed("announced.png: larger than a shop's pictures may be")),
-                      ("growing.png", .endless(200, type: "image/png", length: nil), .failed("growing.png: larger than a shop's pictures may be")),
+                      ("growing.png", .endless(200, type: "image/png", length: nil),
+                       .failed("growing.png: larger than a shop's pictures may be")),
                       ("missing.png", .endless(404, type: "text/html", length: nil), .failed("missing.png: HTTP 404"))])
     func aTransferIsCutOffOnceJudged(name: String, response: CannedHTTPServer.Response, expected: PictureState) throws {
         let server = try CannedHTTPServer { _ in response }
@@ -104,12 +109,16 @@ import WebSocketLoop
     }
 
     @Test func wellFormedBodiesAreReadExactly() throws {
-        #expect(try get("HTTP/1.1 200 OK\r\nContent-Type: image/png; x=1\r\nContent-Length: 5\r\n\r\nhello") == .body(type: "image/png", bytes: Array("hello".utf8)))
-        #expect(try get("HTTP/1.1 200 OK\r\nContent-Type: image/svg+xml\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\n")
+        #expect(try get("HTTP/1.1 200 OK\r\nContent-Type: image/png; x=1\r\nContent-Length: 5\r\n\r\nhello") == .body(type: "image/png",
+            bytes: Array("hello".utf8)))
+        #expect(try get("HTTP/1.1 200 OK\r\nContent-Type: image/svg+xml\r\nTransfer-Encoding: " +
+                        "chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\n")
                 == .body(type: "image/svg+xml", bytes: Array("abcde".utf8)))
-        #expect(try get("HTTP/1.0 200 OK\r\nContent-Type: image/webp\r\n\r\nto the end") == .body(type: "image/webp", bytes: Array("to the end".utf8)))
+        #expect(try get("HTTP/1.0 200 OK\r\nContent-Type: image/webp\r\n\r\nto the end") == .body(type: "image/webp",
+                                                                                                  bytes: Array("to the end".utf8)))
         #expect(try get("HTTP/1.1 404 Not Found\r\nContent-Length: 99999999\r\n\r\n") == .status(404))
-        #expect(try get("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") == .body(type: "", bytes: Array("ok".utf8)))
+        #expect(try get("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                == .body(type: "", bytes: Array("ok".utf8)))
     }
 
     /// The server keeps the connection open after the body: only the
@@ -121,18 +130,22 @@ import WebSocketLoop
     }
 
     @Test func hostileAnswersAreRefusedWithAReason() throws {
-        #expect(try get("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n7fffffffffffffff\r\nabc") == .tooLarge, "a chunk size near Int.max")
-        #expect(try get("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n7ffffffffffffffe\r\n") == .tooLarge, "its sum would overflow")
+        #expect(try get("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n7fffffffffffffff\r\nabc") == .tooLarge,
+                "a chunk size near Int.max")
+        #expect(try get("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n7ffffffffffffffe\r\n") == .tooLarge,
+                "its sum would overflow")
         #expect(try get("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffff\r\n") == .malformed("a broken chunk"))
         #expect(try get("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n") == .malformed("a broken chunk"))
-        #expect(try get("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n;a\r\n0123456789\r\n0\r\n\r\n") == .malformed("a broken chunk"))
+        #expect(try get("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n;a\r\n0123456789\r\n0\r\n\r\n")
+                == .malformed("a broken chunk"))
         #expect(try get("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n+3\r\nabc\r\n0\r\n\r\n") == .malformed("a broken chunk"))
         #expect(try get("HTTP/1.1 200 OK\r\nContent-Length: 1001\r\n\r\n") == .tooLarge)
         #expect(try get("HTTP/1.1 200 OK\r\nContent-Length: -5\r\n\r\n") == .malformed("a bad Content-Length"))
         #expect(try get("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort") == .failed("the body broke off"))
         #expect(try get("HTTP/1.0 200 OK\r\n\r\n" + String(repeating: "x", count: 1_001)) == .tooLarge, "to the end, past the limit")
         #expect(try get("hello\r\n\r\n") == .malformed("not an HTTP answer"))
-        #expect(try get("HTTP/1.1 200 OK\r\nX: " + String(repeating: "y", count: 20_000) + "\r\n\r\n") == .malformed("an answer's head past 16 KiB"))
+        #expect(try get("HTTP/1.1 200 OK\r\nX: " + String(repeating: "y",
+                                                          count: 20_000) + "\r\n\r\n") == .malformed("an answer's head past 16 KiB"))
         #expect(try get("HTTP/1.1 200 OK\r\nContent-") == .failed("the answer broke off"))
         #expect(PlainHTTP.get(host: "127.0.0.1", port: 1, path: "/", maxBytes: 10, seconds: 5) == .failed("cannot connect to 127.0.0.1:1"))
     }
@@ -189,7 +202,8 @@ final class CannedHTTPServer: Sendable {
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
         guard bound == 0, listen(listener, 16) == 0 else { throw POSIXError(.EADDRNOTAVAIL) }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self,
+                                                                          capacity: 1) { getsockname(listener, $0, &length) } }
         port = Int(UInt16(bigEndian: address.sin_port))
         let counters = counters
         Thread.detachNewThread {
@@ -242,7 +256,9 @@ final class CannedHTTPServer: Sendable {
             counters.clientLeft.withLock { $0 = true }
         case let .endless(status, type, length):
             let framing = length.map { "Content-Length: \($0)" } ?? "Transfer-Encoding: chunked"
-            guard write(Array("HTTP/1.1 \(status) X\r\nContent-Type: \(type)\r\n\(framing)\r\nConnection: close\r\n\r\n".utf8)) else { return }
+            guard write(Array("HTTP/1.1 \(status) X\r\nContent-Type: \(type)\r\n\(framing)\r\nConnection: close\r\n\r\n".utf8)) else {
+                return
+            }
             let piece = [UInt8](repeating: 0x42, count: 0x10000)
             let chunk = length == nil ? Array("10000\r\n".utf8) + piece + Array("\r\n".utf8) : piece
             while write(chunk) {}

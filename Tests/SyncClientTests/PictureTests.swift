@@ -8,13 +8,23 @@ import Testing
 /// half-block drawing and its colours, and which pictures a session fetches.
 @Suite struct PictureTests {
     /// 4 x 2 RGBA: red, green, blue, white over black, grey, transparent, transparent.
-    static let png = Array(Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAQAAAACCAYAAAB/qH1jAAAAHklEQVR4nC3GsQEAMAzDIPx5PleXMrFoYSmgu/vlAcFICXwqAVBIAAAAAElFTkSuQmCC")!)
+    static let png = Array(Data(base64Encoded:
+        "iVBORw0KGgoAAAANSUhEUgAAAAQAAAACCAYAAAB/qH1jAAAAHklEQVR4nC3GsQEAMAzDIPx5PleXMrFoYSmgu/vlAcFICXwqAVBIAAAAAElFTkSuQmCC")!)
     /// 16 x 8, all red (quality 95).
-    static let jpeg = Array(Data(base64Encoded: "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAIBAQEBAQIBAQECAgICAgQDAgICAgUEBAMEBgUGBgYFBgYGBwkIBgcJBwYGCAsICQoKCgoKBggLDAsKDAkKCgr/2wBDAQICAgICAgUDAwUKBwYHCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgr/wAARCAAIABADASIAAhEBAxEB/8QAHwAAAQUBAQEBAQEAAAAAAAAAAAECAwQFBgcICQoL/8QAtRAAAgEDAwIEAwUFBAQAAAF9AQIDAAQRBRIhMUEGE1FhByJxFDKBkaEII0KxwRVS0fAkM2JyggkKFhcYGRolJicoKSo0NTY3ODk6Q0RFRkdISUpTVFVWV1hZWmNkZWZnaGlqc3R1dnd4eXqDhIWGh4iJipKTlJWWl5iZmqKjpKWmp6ipqrKztLW2t7i5usLDxMXGx8jJytLT1NXW19jZ2uHi4+Tl5ufo6erx8vP09fb3+Pn6/8QAHwEAAwEBAQEBAQEBAQAAAAAAAAECAwQFBgcICQoL/8QAtREAAgECBAQDBAcFBAQAAQJ3AAECAxEEBSExBhJBUQdhcRMiMoEIFEKRobHBCSMzUvAVYnLRChYkNOEl8RcYGRomJygpKjU2Nzg5OkNERUZHSElKU1RVVldYWVpjZGVmZ2hpanN0dXZ3eHl6goOEhYaHiImKkpOUlZaXmJmaoqOkpaanqKmqsrO0tba3uLm6wsPExcbHyMnK0tPU1dbX2Nna4uPk5ebn6Onq8vP09fb3+Pn6/9oADAMBAAIRAxEAPwD4vooor+Uz/fw//9k=")!)
+    static let jpeg = Array(Data(base64Encoded:
+        "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAIBAQEBAQIBAQECAgICAgQDAgICAgUEBAMEBgUGBgYFBgYGBwkIBgcJBwYGCAsICQoKCgoKBggLDAsKDAkKCgr/2wBDAQIC" +
+        "AgICAgUDAwUKBwYHCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgr/wAARCAAIABADASIAAhEBAxEB/8QAHwAAAQUBAQEBAQEA" +
+        "AAAAAAAAAAECAwQFBgcICQoL/8QAtRAAAgEDAwIEAwUFBAQAAAF9AQIDAAQRBRIhMUEGE1FhByJxFDKBkaEII0KxwRVS0fAkM2JyggkKFhcYGRolJicoKSo0NTY3ODk6" +
+        "Q0RFRkdISUpTVFVWV1hZWmNkZWZnaGlqc3R1dnd4eXqDhIWGh4iJipKTlJWWl5iZmqKjpKWmp6ipqrKztLW2t7i5usLDxMXGx8jJytLT1NXW19jZ2uHi4+Tl5ufo6erx" +
+        "8vP09fb3+Pn6/8QAHwEAAwEBAQEBAQEBAQAAAAAAAAECAwQFBgcICQoL/8QAtREAAgECBAQDBAcFBAQAAQJ3AAECAxEEBSExBhJBUQdhcRMiMoEIFEKRobHBCSMzUvAV" +
+        "YnLRChYkNOEl8RcYGRomJygpKjU2Nzg5OkNERUZHSElKU1RVVldYWVpjZGVmZ2hpanN0dXZ3eHl6goOEhYaHiImKkpOUlZaXmJmaoqOkpaanqKmqsrO0tba3uLm6wsPE" +
+        "xcbHyMnK0tPU1dbX2Nna4uPk5ebn6Onq8vP09fb3+Pn6/9oADAMBAAIRAxEAPwD4vooor+Uz/fw//9k=")!)
     /// 6 x 3, all blue, lossless.
     static let webpLossless = Array(Data(base64Encoded: "UklGRhwAAABXRUJQVlA4TA8AAAAvBYAAAAcQ0f/+ByKi/wEA")!)
     /// 300 x 150, green (0, 128, 0), lossy.
-    static let webpLossy = Array(Data(base64Encoded: "UklGRqIAAABXRUJQVlA4IJYAAADwDQCdASosAZYAPm02mUmkIyKhICgAgA2JaW7hdrEe3AfgAAAT2Ae+2TkPfbJyHvtk5D32ych77ZOQ99snIe+2TkPfbJyHvtk5D32ych77ZOQ99snIe+2TkPfbJyHvtk5D32ych77ZOQ99snIe+2TkPfbJyHvtWAAA/v9w/P//+QXLC65Gv//zYFc1z81AAAAAAAAAAAA=")!)
+    static let webpLossy = Array(Data(base64Encoded:
+        "UklGRqIAAABXRUJQVlA4IJYAAADwDQCdASosAZYAPm02mUmkIyKhICgAgA2JaW7hdrEe3AfgAAAT2Ae+2TkPfbJyHvtk5D32ych77ZOQ99snIe+2TkPfbJyHvtk5D32y" +
+        "ch77ZOQ99snIe+2TkPfbJyHvtk5D32ych77ZOQ99snIe+2TkPfbJyHvtWAAA/v9w/P//+QXLC65Gv//zYFc1z81AAAAAAAAAAAA=")!)
     /// 400 x 200, blue: made here (`TestPNG`), 320 KB of stored (uncompressed) pixels.
     static let largePNG = TestPNG.make(width: 400, height: 200, pixel: [0, 0, 255])
 
@@ -46,7 +56,8 @@ import Testing
     }
 
     @Test func anSVGIsRenderedAtTheSizeThatFits() throws {
-        let svg = Array(#"<svg xmlns="http://www.w3.org/2000/svg" width="400" height="200"><rect width="200" height="200" fill="red"/></svg>"#.utf8)
+        let svg = Array((#"<svg xmlns="http://www.w3.org/2000/svg" width="400" height="200">"#
+                         + #"<rect width="200" height="200" fill="red"/></svg>"#).utf8)
         let picture = try #require(thumbnail(PictureDecoder.decode(svg, type: "image/svg+xml")))
         #expect(picture.width == 96 && picture.height == 48)
         #expect(picture.pixel(10, 10) == 0xFF0000FF, "the left half is the red square")
@@ -77,7 +88,8 @@ import Testing
 
     @Test func whatCouldHideALargerPictureIsRefused() {
         // An SVG that embeds a raster (librsvg would decode it at full size) or names an address.
-        let embedded = Array(#"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><image href="data:image/png;base64,AAAA" width="10" height="10"/></svg>"#.utf8)
+        let embedded = Array((#"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10">"#
+                              + #"<image href="data:image/png;base64,AAAA" width="10" height="10"/></svg>"#).utf8)
         #expect(PictureDecoder.decode(embedded, type: "image/svg+xml") == .failed("an SVG with an embedded picture is not shown"))
         let linked = Array(#"<svg width="10" height="10"><use href="https://example.org/x.svg#a"/></svg>"#.utf8)
         #expect(PictureDecoder.decode(linked, type: "image/svg+xml") == .failed("an SVG with an address is not shown"))
@@ -86,7 +98,8 @@ import Testing
         animated += [0x02, 0, 0, 0] + [0xFF, 0x07, 0, 0xFF, 0x07, 0] + Array("ANIM".utf8) + [0, 0, 0, 0]
         // What the scan could not read, or what hides a word from it.
         let hidden: [(String, String)] = [
-            (#"<svg><style>rect { fill: ur<!---->l(d<!---->ata:image/svg+xml;base64,AA) }</style></svg>"#, "an SVG with embedded data is not shown"),
+            (#"<svg><style>rect { fill: ur<!---->l(d<!---->ata:image/svg+xml;base64,AA) }</style></svg>"#,
+             "an SVG with embedded data is not shown"),
             (#"<svg><rect fill="&#117;rl(&#100;ata:x)"/></svg>"#, "an SVG with a character reference is not shown"),
             (#"<svg><style>rect { fill: u\72l(x.svg) }</style></svg>"#, "an SVG with an escape is not shown"),
             (#"<?xml version="1.0" encoding="UTF-7"?><svg>+ADw-image/+AD4-</svg>"#, "an SVG in another encoding than UTF-8 is not shown"),
@@ -96,7 +109,8 @@ import Testing
         #expect(SVGCheck.refusal([0xFF, 0xFE] + Array("<svg/>".utf16).flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
                 == "an SVG that is not UTF-8 text is not shown", "UTF-16")
         #expect(SVGCheck.refusal([0x1F, 0x8B, 8, 0]) == "an SVG that is not UTF-8 text is not shown", "gzip")
-        #expect(SVGCheck.refusal(Array(##"<?xml version="1.0" encoding="UTF-8"?><!-- a plate --><svg><use href="#a"/><rect fill="url(#g)"/></svg>"##.utf8)) == nil)
+        let plate = ##"<?xml version="1.0" encoding="UTF-8"?><!-- a plate --><svg><use href="#a"/><rect fill="url(#g)"/></svg>"##
+        #expect(SVGCheck.refusal(Array(plate.utf8)) == nil)
         #expect(AnnouncedSize.isAnimatedWebP(animated))
         #expect(!AnnouncedSize.isAnimatedWebP(Self.webpLossless))
         #expect(PictureDecoder.decode(animated, type: "image/webp") == .failed("animated pictures are not shown"))

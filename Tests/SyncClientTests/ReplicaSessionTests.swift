@@ -25,8 +25,10 @@ struct ReplicaSessionTests {
         }
     }
 
-    static func sync(_ replica: UInt64, have: UInt64, checkpoint: String = "null", operations: String = "[]") -> IncomingFrame<LetterBoard> {
-        frame(#"{"type":"sync","board":"k","version":1,"replica":\#(replica),"have":\#(have),"checkpoint":\#(checkpoint),"operations":\#(operations)}"#)
+    static func sync(_ replica: UInt64, have: UInt64, checkpoint: String = "null",
+                     operations: String = "[]") -> IncomingFrame<LetterBoard> {
+        frame(#"{"type":"sync","board":"k","version":1,"replica":\#(replica),"have":\#(have),"checkpoint":\#(checkpoint),"# +
+              #""operations":\#(operations)}"#)
     }
 
     /// The operations (replica, seq) in the `ops` frames among `outputs`.
@@ -81,7 +83,8 @@ struct ReplicaSessionTests {
         // The hub integrates them once, re-stamped; the client takes its versions.
         let integrated = hub.receive(session.unacknowledged).integratedOperations
         #expect(integrated.map(\.id.seq) == [2, 3])
-        _ = session.receive(Self.frame(#"{"type":"ops","board":"k","version":6,"operations":[\#(integrated.map(LetterBoard.operationJSON).joined(separator: ","))]}"#), now: 0)
+        _ = session.receive(Self.frame(#"{"type":"ops","board":"k","version":6,"# +
+                                       #""operations":[\#(integrated.map(LetterBoard.operationJSON).joined(separator: ","))]}"#), now: 0)
         _ = session.receive(Self.frame(#"{"type":"ack","ref":"s2.2","version":6,"have":3}"#), now: 0)
         #expect(session.unacknowledged.isEmpty)
         #expect(session.replica.state == hub.state)
@@ -163,7 +166,8 @@ struct ReplicaSessionTests {
         _ = session.connect()
         let letters = ["A", "B"]
         let operations = (0..<100_000).map { n in
-            #"{"id":[\#(1000 + n),1],"lamport":\#(n + 1),"change":{"op":"\#(n % 4 < 2 ? "select" : "deselect")","letter":"\#(letters[n % 2])"}}"#
+            #"{"id":[\#(1000 + n),1],"lamport":\#(n + 1),"change":{"op":"\#(n % 4 < 2 ? "select" : "deselect")","# +
+            #""letter":"\#(letters[n % 2])"}}"#
         }
         _ = session.receive(Self.sync(1, have: 0, operations: "[" + operations.joined(separator: ",") + "]"), now: 0)
         #expect(session.replica.versions.entries.count == 100_000)

@@ -232,7 +232,8 @@ func settledMake(_ juice: Juice, _ outcome: Outcome<StockRefusal>? = .applied) -
         #expect(!shown.contains("is ready"))
         #expect(shown.contains("Not enough fruit. Edit the stock?"))
         #expect(shown.contains("your strawberry juice was refused: not enough fruit: strawberry 0 of 16"))
-        #expect(watch.model.dialog == .notEnough(.strawberry, detail: "your strawberry juice was refused: not enough fruit: strawberry 0 of 16"))
+        #expect(watch.model.dialog == .notEnough(.strawberry,
+                                                 detail: "your strawberry juice was refused: not enough fruit: strawberry 0 of 16"))
         // No closes it; the recent makes under it show bo's.
         _ = watch.react(to: char("n"))
         #expect(screen(watch).contains("bo: Strawberry juice"))
@@ -241,7 +242,8 @@ func settledMake(_ juice: Juice, _ outcome: Outcome<StockRefusal>? = .applied) -
         _ = later.react(to: char("1"))
         _ = later.react(to: key(.enter))
         _ = arrive(bos, refusal: refusal, after: made, to: &later)
-        #expect(later.model.dialog == .notEnough(.strawberry, detail: "your strawberry juice was refused: not enough fruit: strawberry 0 of 16"))
+        #expect(later.model.dialog == .notEnough(.strawberry,
+                                                 detail: "your strawberry juice was refused: not enough fruit: strawberry 0 of 16"))
     }
 
     /// The hub's final answer settles it: a make it refused (another's was
@@ -252,8 +254,10 @@ func settledMake(_ juice: Juice, _ outcome: Outcome<StockRefusal>? = .applied) -
         _ = watch.react(to: char("1"))
         let bos = stock([.strawberry: 0], made: [.strawberry: 1], recent: [.init(who: "bo", juice: .strawberry)])
         let refused = StockRefusal.notEnoughFruit(.strawberry, [.init(fruit: .strawberry, have: 0, need: 16)])
-        _ = watch.react(to: .snapshot(stockSnapshot(bos, settled: [settledMake(.strawberry, .refused(refused))]), previous: stockSnapshot(full)))
-        #expect(watch.model.dialog == .notEnough(.strawberry, detail: "your strawberry juice was refused: not enough fruit: strawberry 0 of 16"))
+        _ = watch.react(to: .snapshot(stockSnapshot(bos, settled: [settledMake(.strawberry, .refused(refused))]),
+                                      previous: stockSnapshot(full)))
+        #expect(watch.model.dialog == .notEnough(.strawberry,
+                                                 detail: "your strawberry juice was refused: not enough fruit: strawberry 0 of 16"))
         #expect(!screen(watch).contains("is ready"))
         // A settled make whose outcome is unknown here is not called ready either.
         var unknown = controller(full)
@@ -265,8 +269,10 @@ func settledMake(_ juice: Juice, _ outcome: Outcome<StockRefusal>? = .applied) -
 
     @Test func takenBackNamesTheRightJuice() {
         #expect(StockController.takenBack("not enough fruit: your mango juice was refused: not enough fruit: mango 1 of 3")?.0 == .mango)
-        #expect(StockController.takenBack("not enough fruit: your mango-kiwi juice was refused: not enough fruit: kiwi 0 of 1")?.0 == .mangoKiwi)
-        #expect(StockController.takenBack("not enough fruit: your strawberry-banana juice was refused: not enough fruit: banana 0 of 1")?.0 == .strawberryBanana)
+        #expect(StockController.takenBack("not enough fruit: your mango-kiwi juice was refused: not enough fruit: kiwi 0 of 1")?.0
+                == .mangoKiwi)
+        #expect(StockController.takenBack("not enough fruit: your strawberry-banana juice was refused: not enough fruit: " +
+                                          "banana 0 of 1")?.0 == .strawberryBanana)
         #expect(StockController.takenBack("out of range: kiwi is 999; +1 would take it outside 0 to 999") == nil)
         #expect(StockController.takenBack("out of range: your change was refused: kiwi is 999; +1 would take it outside 0 to 999") == nil)
         // A link that names no juice: the shortfall tells which.
@@ -416,7 +422,10 @@ func settledMake(_ juice: Juice, _ outcome: Outcome<StockRefusal>? = .applied) -
     }
 
     @Test func stockShowPrintsATable() {
-        let line = #"{"type":"state","board":"bar","kind":"stock","version":5,"clients":1,"names":["ana"],"stock":{"strawberry":10,"banana":9,"pineapple":10,"kiwi":9,"mango":8},"can_make":{"strawberry":0,"banana":4,"kiwi":3,"pineapple":5,"strawberry_banana":1,"mango":2,"mango_kiwi":4},"made":{"mango_kiwi":1},"recent":[{"who":"ana","juice":"mango_kiwi"}]}"#
+        let line = #"{"type":"state","board":"bar","kind":"stock","version":5,"clients":1,"names":["ana"],"stock":{"strawberry":10,"# +
+                   #""banana":9,"pineapple":10,"kiwi":9,"mango":8},"can_make":{"strawberry":0,"banana":4,"kiwi":3,"pineapple":5,"# +
+                   #""strawberry_banana":1,"mango":2,"mango_kiwi":4},"made":{"mango_kiwi":1},"recent":[{"who":"ana","# +
+                   #""juice":"mango_kiwi"}]}"#
         let table = StockShowCommand.table(stateLine: line) ?? ""
         #expect(table.contains("banana           9"))
         #expect(table.contains("Mango-kiwi juice                 4     1"))

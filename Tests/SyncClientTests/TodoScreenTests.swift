@@ -357,7 +357,8 @@ struct TodoBench {
         var bench = TodoBench(items: Self.three)
         bench.refusal = "overwritten: bo changed this reminder's title at the same time; it now reads \"Buy soy milk\""
         bench.deliver()
-        #expect(bench.message.contains("overwritten: bo changed this reminder's title at the same time; it now reads \"Buy soy milk\""), "\(bench.message)")
+        #expect(bench.message.contains("overwritten: bo changed this reminder's title at the same time; it now reads \"Buy soy milk\""),
+                "\(bench.message)")
     }
 
     // MARK: Mouse: T10 circle, click to edit, TV4 drag
@@ -439,7 +440,8 @@ struct TodoBench {
         _ = session.receive(notice, now: 0)
         #expect(session.refusal == "overwritten: bo changed this reminder's title at the same time; it now reads \"Buy soy milk\"")
         // The editing map is replaced by each state frame (it drops when bo stops).
-        _ = session.receive(try #require(Self.frame(#"{"type":"state","version":3,"clients":2,"names":["ana","bo"],"items":[],"editing":{}}"#)), now: 0)
+        _ = session.receive(try #require(Self.frame(#"{"type":"state","version":3,"clients":2,"names":["ana","bo"],"items":[],"# +
+                                                    #""editing":{}}"#)), now: 0)
         #expect(session.editing.isEmpty)
     }
 }

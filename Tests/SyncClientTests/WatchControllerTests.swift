@@ -201,7 +201,8 @@ import Testing
     @Test func refusalShowsUntilTheNextAction() {
         var watch = controller(order: "ABCDEF")
         #expect(sends(watch.key("g")) == [.select(letter("G"))])
-        #expect(watch.handle(.refusal(ScreenModel.refusalText(code: BoardRefusal.boardFull.code, message: BoardRefusal.boardFull.message))) == [.redraw])
+        #expect(watch.handle(.refusal(ScreenModel.refusalText(code: BoardRefusal.boardFull.code,
+                                                              message: BoardRefusal.boardFull.message))) == [.redraw])
         #expect(watch.render(colour: .none).contains { $0.contains("board full: at most 6 letters can be selected") })
         _ = watch.key("a")
         #expect(watch.model.refusal == nil)

@@ -13,7 +13,8 @@ struct BoardStoreTests {
                       operations: operations.map { StoredOperation(id: $0.id, lamport: $0.lamport, json: LetterBoard.operationJSON($0)) },
                       version: version, replies: [], author: nil,
                       checkpoint: checkpoint.map { checkpoint in
-                          StoredCheckpoint(frontier: checkpoint.frontier) { String(decoding: try JSONEncoder().encode(checkpoint), as: UTF8.self) }
+                          StoredCheckpoint(frontier: checkpoint.frontier) { String(decoding: try JSONEncoder().encode(checkpoint),
+                                                                                   as: UTF8.self) }
                       }, keyed: keyed)
     }
 
@@ -48,12 +49,14 @@ struct BoardStoreTests {
         let store = try BoardStore(directory: directory)
         try store.commit([
             Self.record([], version: 3, keyed: ("k-ack", KeyedAnswer.ack(version: 3))),
-            Self.record([], version: 3, keyed: ("k-no", KeyedAnswer.rejected(code: "board_full", message: "at most 6 letters can be selected"))),
+            Self.record([], version: 3,
+                        keyed: ("k-no", KeyedAnswer.rejected(code: "board_full", message: "at most 6 letters can be selected"))),
             Self.record([], version: 3, keyed: ("k-id", KeyedAnswer.ack(version: 3, members: "\"id\":\"i7\""))),
         ])
         #expect(try store.answer(forKey: "k-ack", board: "k") == .ack(version: 3))
         #expect(try store.answer(forKey: "k-no", board: "k") == .rejected(code: "board_full", message: "at most 6 letters can be selected"))
-        #expect(try store.answer(forKey: "k-id", board: "k") == .ack(version: 3, members: "\"id\":\"i7\""), "an ack's kind fields come back")
+        #expect(try store.answer(forKey: "k-id", board: "k") == .ack(version: 3, members: "\"id\":\"i7\""),
+                "an ack's kind fields come back")
         #expect(try store.answer(forKey: "k-ack", board: "other") == nil)
         #expect(try store.load(board: "k")?.hasKeys == true)
     }
@@ -87,7 +90,8 @@ struct OperationTextTests {
         for (index, change) in changes.enumerated() {
             let op = BoardCRDT.Operation(id: OperationID(replica: ReplicaID(UInt64(index) + 5), seq: 11), lamport: 42,
                                author: index == 2 ? "ana \"q\" \u{e9}" : "", change: change)
-            let decoded = try JSONDecoder().decode(BoardCRDT.Operation<LetterBoard.Change>.self, from: Data(LetterBoard.operationJSON(op).utf8))
+            let decoded = try JSONDecoder().decode(BoardCRDT.Operation<LetterBoard.Change>.self,
+                                                   from: Data(LetterBoard.operationJSON(op).utf8))
             #expect(decoded == op)
         }
     }

@@ -47,12 +47,16 @@ import SyncWire
         state.stock[.banana] = 9; state.stock[.kiwi] = 9; state.stock[.mango] = 8
         state.made = [.mangoKiwi: 1]
         state.recent = [.init(who: "ana", juice: .mangoKiwi)]
-        #expect(FruitStock.stateMembers(state) == #""stock":{"strawberry":10,"banana":9,"pineapple":10,"kiwi":9,"mango":8},"can_make":{"strawberry":0,"banana":4,"kiwi":3,"pineapple":5,"strawberry_banana":1,"mango":2,"mango_kiwi":4},"made":{"mango_kiwi":1},"recent":[{"who":"ana","juice":"mango_kiwi"}]"#)
+        #expect(FruitStock.stateMembers(state) == #""stock":{"strawberry":10,"banana":9,"pineapple":10,"kiwi":9,"mango":8},"# +
+                                                  #""can_make":{"strawberry":0,"banana":4,"kiwi":3,"pineapple":5,"strawberry_banana":1,"# +
+                                                  #""mango":2,"mango_kiwi":4},"made":{"mango_kiwi":1},"recent":[{"who":"ana","# +
+                                                  #""juice":"mango_kiwi"}]"#)
         _ = try JSONSerialization.jsonObject(with: Data(("{" + FruitStock.stateMembers(state) + "}").utf8))
     }
 
     @Test func ackOfAMakeSaysTheJuiceIsReady() {
-        let op = BoardCRDT.Operation(id: OperationID(replica: ReplicaID(1), seq: 1), lamport: 1, author: "ana", change: FruitStock.Change.make(.mangoKiwi))
+        let op = BoardCRDT.Operation(id: OperationID(replica: ReplicaID(1), seq: 1), lamport: 1, author: "ana",
+                                     change: FruitStock.Change.make(.mangoKiwi))
         #expect(FruitStock.ackMembers(for: op) == #""message":"Mango-kiwi juice is ready. Enjoy!""#)
         #expect(FruitStock.ackMembers(for: nil) == "")
         #expect(FruitStock.summary(of: .make(.mangoKiwi)) == "your mango-kiwi juice")

@@ -160,7 +160,8 @@ struct HubCoreDeliveryTests {
         hub.send(1, #"{"type":"select","letter":"A"}"#)
         hub.hold()
         #expect(hub.inFlight.first?.hubReplica == ReplicaID(5))
-        let stored = StoredBoard(version: 1, checkpoint: nil, operations: hub.inFlight.flatMap(\.operations).map(\.json), hubReplica: ReplicaID(5))
+        let stored = StoredBoard(version: 1, checkpoint: nil, operations: hub.inFlight.flatMap(\.operations).map(\.json),
+                                 hubReplica: ReplicaID(5))
         var restarted = H(hubReplica: ReplicaID(6))
         restarted.join(1, stored: stored)
         restarted.send(1, #"{"type":"select","letter":"B"}"#)
@@ -182,7 +183,8 @@ struct HubCoreDeliveryTests {
         for replica in UInt64(100)..<UInt64(2100) {
             hub.send(1, #"{"type":"hello","replica":\#(replica)}"#)
             let letter = ["A", "B"][Int(replica % 2)]
-            let op = #"{"id":[\#(replica),1],"lamport":\#(replica),"change":{"op":"\#(replica % 4 < 2 ? "select" : "deselect")","letter":"\#(letter)"}}"#
+            let op = #"{"id":[\#(replica),1],"lamport":\#(replica),"change":{"op":"\#(replica % 4 < 2 ? "select" : "deselect")","# +
+                     #""letter":"\#(letter)"}}"#
             hub.send(1, #"{"type":"ops","operations":[\#(op)]}"#)
             if replica % 8 == 0 { _ = hub.commit() }
         }
@@ -246,7 +248,10 @@ struct HubCoreCatchUpTests {
         var limits = HubLimits()
         limits.keptOperations = 2
         var hub = H(limits: limits)
-        hub.join(1, stored: StoredBoard(version: 8, checkpoint: nil, operations: operations.map(LetterBoard.operationJSON), hubReplica: ReplicaID(5)))
+        hub.join(
+            1,
+            stored: StoredBoard(version: 8, checkpoint: nil, operations: operations.map(LetterBoard.operationJSON),
+                                hubReplica: ReplicaID(5)))
         let sync = H.frames(hub.send(1, #"{"type":"hello","replica":9}"#), to: 1).first
         let data = try JSONSerialization.data(withJSONObject: sync ?? [:])
         let frame = try JSONDecoder().decode(SyncFrame<LetterBoard>.self, from: data)

@@ -112,7 +112,8 @@ struct HubCoreHarness {
 
     /// An `ops` frame with select operations of `replica`, seqs and Lamport times given.
     static func selects(_ replica: UInt64, _ entries: [(seq: UInt64, lamport: UInt64, letter: String)], ref: String) -> String {
-        let ops = entries.map { #"{"id":[\#(replica),\#($0.seq)],"lamport":\#($0.lamport),"change":{"op":"select","letter":"\#($0.letter)"}}"# }
+        let ops = entries.map { #"{"id":[\#(replica),\#($0.seq)],"lamport":\#($0.lamport),"change":{"op":"select","# +
+                                #""letter":"\#($0.letter)"}}"# }
         return #"{"type":"ops","ref":"\#(ref)","operations":[\#(ops.joined(separator: ","))]}"#
     }
 }

@@ -151,7 +151,8 @@ struct HubCoreLoadingTests {
         var core = HubCore(hubReplica: ReplicaID(1), limits: limits)
         var ready: [Bool] = []
         for n in 0..<4 {
-            let actions = core.handle(.httpNeedsBoard(exchange: UInt64(n), board: BoardAddress(key: "shop/s\(n)")), at: HubClock(seconds: 1))
+            let actions = core.handle(.httpNeedsBoard(exchange: UInt64(n), board: BoardAddress(key: "shop/s\(n)")),
+                                      at: HubClock(seconds: 1))
             for case let .httpBoard(_, _, isReady, _) in actions { ready.append(isReady) }
         }
         #expect(ready == [true, true, false, false])
@@ -206,7 +207,8 @@ struct HubCoreLoadingTests {
         var hub = HubCoreHarness(verifier: verifier)
         hub.clock = HubClock(nanos: 1_000_000_000, wall: AuthFixtures.now)
         let soon = AuthFixtures.now.addingTimeInterval(2)
-        let token = try await AuthFixtures.mint(AuthFixtures.claims(sub: "ana", name: nil, exp: soon, boards: ["boards/*": "write"]), secret: secret)
+        let token = try await AuthFixtures.mint(AuthFixtures.claims(sub: "ana", name: nil, exp: soon, boards: ["boards/*": "write"]),
+                                                secret: secret)
         hub.handle(.upgraded(connection: 1, board: BoardAddress(key: "k")), answerLoads: false)
         let authed = hub.send(1, #"{"type":"auth","token":"\#(token)"}"#, answerLoads: false)
         #expect(authed.contains { if case .authenticated(1) = $0 { true } else { false } }, "the pre-token limits stop while it waits")

@@ -107,7 +107,8 @@ struct HubCoreTests {
         _ = frame(3, #"{"type":"hello","replica":9}"#)
         hub.join(3)
         _ = frame(3, #"{"type":"hello","replica":10}"#)
-        let impostor = #"{"type":"ops","ref":"s0","operations":[{"id":[9,1],"lamport":50,"by":"ana","change":{"op":"select","letter":"R"}}]}"#
+        let impostor = #"{"type":"ops","ref":"s0","operations":[{"id":[9,1],"lamport":50,"by":"ana","change":{"op":"select","# +
+                       #""letter":"R"}}]}"#
         #expect(sends(frame(2, impostor), to: 2).first?["code"] as? String == "not_your_name", "a replica acts only under its hello's name")
         let ops = #"{"type":"ops","ref":"s1","operations":[{"id":[9,1],"lamport":50,"by":"bo","change":{"op":"select","letter":"R"}}]}"#
         #expect(frame(2, ops).isEmpty)

@@ -12,7 +12,8 @@ import Testing
     }
 
     @Test func readsStringsNumbersBooleansAndArraysOfStrings() {
-        Self.fields(#" { "a" : "x\"y\\z\/\n\t\u00e9\ud83d\ude00" , "n":18446744073709551615,"m":-42,"t":true,"f":false,"z":null,"s":["p","q\u0041"],"o":{"k":[1,{"x":"}"}]}} "#) { fields in
+        Self.fields(#" { "a" : "x\"y\\z\/\n\t\u00e9\ud83d\ude00" , "n":18446744073709551615,"m":-42,"t":true,"f":false,"z":null,"# +
+                    #""s":["p","q\u0041"],"o":{"k":[1,{"x":"}"}]}} "#) { fields in
             guard let fields else { Issue.record("not read"); return }
             let byKey = Dictionary(uniqueKeysWithValues: fields.members.map { ($0.key, $0.range) })
             #expect(fields.string(byKey["a"]!) == "x\"y\\z/\n\té😀")
@@ -51,7 +52,8 @@ import Testing
                                              .reset(seen: [OperationID(replica: ReplicaID(5), seq: 2)])]
         var entries: [SharedEntry<LetterBoard.Change>] = []
         for (index, change) in changes.enumerated() {
-            var entry = SharedEntry<LetterBoard.Change>(hub: "h\(index)\"é", number: UInt64(index), author: "ana \u{1F600}", key: "k\(index)")
+            var entry = SharedEntry<LetterBoard.Change>(hub: "h\(index)\"é", number: UInt64(index), author: "ana \u{1F600}",
+                                                        key: "k\(index)")
             entry.change = change
             entries.append(entry)
         }
@@ -64,7 +66,8 @@ import Testing
         noop.basedOn = 77
         entries.append(noop)
         var ops = SharedEntry<LetterBoard.Change>(hub: "h", number: 11)
-        ops.operations = [Operation(id: OperationID(replica: ReplicaID(3), seq: 1), lamport: 4, author: "bo", change: .select(Letter("Q")!))]
+        ops.operations = [Operation(id: OperationID(replica: ReplicaID(3), seq: 1), lamport: 4, author: "bo",
+                                    change: .select(Letter("Q")!))]
         ops.replica = ReplicaID(3)
         entries.append(ops)
         let decoder = JSONDecoder()
@@ -73,7 +76,8 @@ import Testing
             let byHand = try #require(Room.readEntry(Array(text.utf8), decoder: decoder), "\(text)")
             let byFoundation = try decoder.decode(SharedEntry<LetterBoard.Change>.self, from: Data(text.utf8))
             #expect(byHand.hub == byFoundation.hub && byHand.number == byFoundation.number && byHand.author == byFoundation.author
-                    && byHand.key == byFoundation.key && byHand.change == byFoundation.change && byHand.operations == byFoundation.operations
+                    && byHand.key == byFoundation.key && byHand.change == byFoundation.change
+                        && byHand.operations == byFoundation.operations
                     && byHand.replica == byFoundation.replica && byHand.refusal == byFoundation.refusal && byHand.noop == byFoundation.noop
                     && byHand.basedOn == byFoundation.basedOn, "\(text)")
         }

@@ -14,7 +14,8 @@ import Testing
 
     @Test func everyStringReadsBackUnchanged() throws {
         let controls = String((0..<0x20).map { Character(Unicode.Scalar(UInt8($0))) })
-        for text in ["", "plain", "say \"hi\"", #"back\slash"#, "a\nb\rc\td", controls, "\u{7F}", "é 東京 🍉", "end\\", "\"", "mixed \u{1} \"x\" é\n"] {
+        for text in ["", "plain", "say \"hi\"", #"back\slash"#, "a\nb\rc\td", controls, "\u{7F}", "é 東京 🍉", "end\\", "\"",
+                     "mixed \u{1} \"x\" é\n"] {
             let json = Self.written(text)
             let back = try JSONSerialization.jsonObject(with: Data(json.utf8), options: .fragmentsAllowed) as? String
             #expect(back == text, "\(json)")

@@ -32,7 +32,8 @@ import SyncWire
         #expect(try intent(#"{"type":"new_game","seed":123}"#) == .newGame(seed: 123))
         #expect(try intent(#"{"type":"select","letter":"A"}"#) == nil)
         #expect(throws: ProtocolError("missing_field", "choose needs \"card\": \(Card.codeFormat)")) { try intent(#"{"type":"choose"}"#) }
-        #expect(throws: ProtocolError("bad_card", "\"4DFR\" is not a card: \(Card.codeFormat)")) { try intent(#"{"type":"choose","card":"4DFR"}"#) }
+        #expect(throws: ProtocolError("bad_card",
+                                      "\"4DFR\" is not a card: \(Card.codeFormat)")) { try intent(#"{"type":"choose","card":"4DFR"}"#) }
         for value in [SetTable.Intent.choose(Card(code: "1DOP")!), .deal, .newGame(seed: nil), .newGame(seed: 9)] {
             #expect(try intent("{" + SetTable.intentMembers(value) + "}") == value)
         }
@@ -44,8 +45,12 @@ import SyncWire
         let state = SetTable.State(game: 3, table: [Card(code: "2SFR"), nil], deck: [], matches: [],
                                    players: ["bo": .init(score: 0, misses: 1, picked: [], mismatch: false),
                                              "a\"na": .init(score: 0, misses: 0, picked: [Card(code: "2SFR")!], mismatch: false)],
-                                   last: .init(player: "bo", cards: [Card(code: "3OTG")!, Card(code: "2OTG")!, Card(code: "1OTG")!], result: .set))
-        #expect(SetTable.stateMembers(state) == #""game":3,"table":["2SFR",null],"deck":0,"sets_on_table":0,"over":true,"players":{"a\"na":{"score":0,"misses":0,"picked":["2SFR"],"mismatch":false},"bo":{"score":0,"misses":1,"picked":[],"mismatch":false}},"last":{"player":"bo","cards":["3OTG","2OTG","1OTG"],"result":"set"}"#)
+                                   last: .init(player: "bo", cards: [Card(code: "3OTG")!, Card(code: "2OTG")!, Card(code: "1OTG")!],
+                                               result: .set))
+        #expect(SetTable.stateMembers(state) == #""game":3,"table":["2SFR",null],"deck":0,"sets_on_table":0,"over":true,"# +
+                                                #""players":{"a\"na":{"score":0,"misses":0,"picked":["2SFR"],"mismatch":false},"# +
+                                                #""bo":{"score":0,"misses":1,"picked":[],"mismatch":false}},"last":{"player":"bo","# +
+                                                #""cards":["3OTG","2OTG","1OTG"],"result":"set"}"#)
         let members = SetTable.stateMembers(SetTable.initialState)
         #expect(members == #""game":0,"table":[],"deck":0,"sets_on_table":0,"over":false,"players":{},"last":null"#)
         // The whole members parse as JSON.

@@ -22,7 +22,8 @@ struct ShopHubTests {
     }
 
     @Test func aRefusalWithoutFieldsKeepsTheFormEarlierHubsWrote() {
-        #expect(KeyedAnswerText.encode(.rejected(code: "taken", message: "1DFR was just taken by bo")) == "rejected taken 1DFR was just taken by bo")
+        #expect(KeyedAnswerText.encode(.rejected(code: "taken",
+                                                 message: "1DFR was just taken by bo")) == "rejected taken 1DFR was just taken by bo")
         #expect(KeyedAnswerText.decode("refused x 99 short") == nil, "a length past the text is no answer")
         #expect(KeyedAnswerText.decode("refused x -1 y") == nil)
     }

@@ -157,7 +157,8 @@ import Testing
         // Repeated ids outside the part that changed: a patch about that part.
         try Self.check(Self.list([Self.item("a"), Self.item("a")]), Self.list([Self.item("a"), Self.item("b")]))
         // Inside it, places by id mean nothing: the list is replaced whole.
-        let ops = try Self.check(Self.list(["x", "a", "a", "y"].map { Self.item($0) }), Self.list(["y", "a", "a", "x"].map { Self.item($0) }))
+        let ops = try Self.check(Self.list(["x", "a", "a", "y"].map { Self.item($0) }),
+                                 Self.list(["y", "a", "a", "x"].map { Self.item($0) }))
         #expect(ops.contains(#""path":"/items","#), "\(ops)")
     }
 

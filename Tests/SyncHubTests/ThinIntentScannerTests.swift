@@ -8,7 +8,11 @@ struct ThinIntentScannerTests {
     func parse(_ text: String) -> Result<ClientMessage<LetterBoard>, ProtocolError> {
         var text = text
         return text.withUTF8 { buffer in
-            do throws(ProtocolError) { return .success(try ClientMessage<LetterBoard>.parse(UnsafeRawBufferPointer(buffer))) } catch { return .failure(error) }
+            do throws(ProtocolError) {
+                return .success(try ClientMessage<LetterBoard>.parse(UnsafeRawBufferPointer(buffer)))
+            } catch {
+                return .failure(error)
+            }
         }
     }
 
@@ -44,7 +48,8 @@ struct ThinIntentScannerTests {
     }
 
     @Test func scannerDefersWhatItDoesNotKnow() {
-        for text in [#"{"type":"select","letter":"C","ref":"a\"b"}"#, #"{"type":"hello","replica":1}"#, #"[1]"#, #"{"type":"select","type":"deselect","letter":"A"}"#] {
+        for text in [#"{"type":"select","letter":"C","ref":"a\"b"}"#, #"{"type":"hello","replica":1}"#, #"[1]"#,
+                     #"{"type":"select","type":"deselect","letter":"A"}"#] {
             var copy = text
             let result = copy.withUTF8 { ThinIntentScanner.scan(UnsafeRawBufferPointer($0)) }
             #expect(result == nil, "\(text)")

@@ -36,15 +36,20 @@ import SyncWire
     @Test func everyIntentDecodes() throws {
         #expect(try intent(#"{"type":"add","id":"a1","after":null,"title":"Milk","memo":"2 litres"}"#)
             == .add(id: "a1", after: nil, title: "Milk", memo: "2 litres"))
-        #expect(try intent(#"{"type":"add","after":"a1"}"#) == .add(id: nil, after: "a1", title: "", memo: ""), "title, memo default to \"\"; id made up")
+        #expect(try intent(#"{"type":"add","after":"a1"}"#) == .add(id: nil, after: "a1", title: "", memo: ""),
+                "title, memo default to \"\"; id made up")
         #expect(try intent(#"{"type":"add","after":null,"title":"Thé 🍵"}"#) == .add(id: nil, after: nil, title: "Thé 🍵", memo: ""))
-        #expect(try intent(#"{"type":"edit","id":"a1","title":"Milk","base":"Mil"}"#) == .edit(id: "a1", title: .init("Milk", base: "Mil"), memo: nil))
-        #expect(try intent(#"{"type":"edit","id":"a1","memo":"2 litres","base":""}"#) == .edit(id: "a1", title: nil, memo: .init("2 litres", base: "")))
+        #expect(try intent(#"{"type":"edit","id":"a1","title":"Milk","base":"Mil"}"#) == .edit(id: "a1", title: .init("Milk", base: "Mil"),
+                                                                                               memo: nil))
+        #expect(try intent(#"{"type":"edit","id":"a1","memo":"2 litres","base":""}"#) == .edit(id: "a1", title: nil,
+                                                                                               memo: .init("2 litres", base: "")))
         #expect(try intent(#"{"type":"edit","id":"a1","title":"Milk"}"#) == .edit(id: "a1", title: .init("Milk"), memo: nil))
         #expect(try intent(#"{"type":"edit","id":"a1","title":"Milk","memo":"x","title_base":"Mil","memo_base":""}"#)
             == .edit(id: "a1", title: .init("Milk", base: "Mil"), memo: .init("x", base: "")))
-        #expect(try intent(#"{"type":"edit","id":"a1","title":"Milk","memo":"x"}"#) == .edit(id: "a1", title: .init("Milk"), memo: .init("x")))
-        #expect(try intent(#"{"type":"edit","id":"a1","title":"Milk","title_base":"Mil"}"#) == .edit(id: "a1", title: .init("Milk", base: "Mil"), memo: nil))
+        #expect(try intent(#"{"type":"edit","id":"a1","title":"Milk","memo":"x"}"#) == .edit(id: "a1", title: .init("Milk"),
+                                                                                             memo: .init("x")))
+        #expect(try intent(#"{"type":"edit","id":"a1","title":"Milk","title_base":"Mil"}"#) == .edit(id: "a1",
+            title: .init("Milk", base: "Mil"), memo: nil))
         #expect(try intent(#"{"type":"done","id":"a1","done":true}"#) == .done(id: "a1", done: true))
         #expect(try intent(#"{"type":"done","id":"a1","done":false}"#) == .done(id: "a1", done: false))
         #expect(try intent(#"{"type":"move","id":"a1","after":"b2"}"#) == .move(id: "a1", after: "b2"))
@@ -56,7 +61,8 @@ import SyncWire
 
     @Test func refAndKeyAreKept() throws {
         #expect(try parse(#"{"type":"delete","id":"a1","ref":"r7","key":"k-1"}"#) == .intent(.delete(id: "a1"), ref: "r7", key: "k-1"))
-        #expect(try parse(#"{"type":"add","after":null,"ref":"r8"}"#) == .intent(.add(id: nil, after: nil, title: "", memo: ""), ref: "r8", key: nil))
+        #expect(try parse(#"{"type":"add","after":null,"ref":"r8"}"#) == .intent(.add(id: nil, after: nil, title: "", memo: ""), ref: "r8",
+                                                                                 key: nil))
     }
 
     @Test func editingIsPresenceOnly() throws {
@@ -80,7 +86,8 @@ import SyncWire
         let intents: [TodoList.Intent] = [
             .add(id: nil, after: nil, title: "", memo: ""), .add(id: "a1", after: "b2", title: "Thé \"🍵\"", memo: "two\nlines"),
             .edit(id: "a1", title: .init("Milk", base: "Mil"), memo: nil), .edit(id: "a1", title: nil, memo: .init("x", base: "y")),
-            .edit(id: "a1", title: .init("t", base: "tb"), memo: .init("m", base: "mb")), .edit(id: "a1", title: .init("t"), memo: .init("m", base: "mb")),
+            .edit(id: "a1", title: .init("t", base: "tb"), memo: .init("m", base: "mb")),
+            .edit(id: "a1", title: .init("t"), memo: .init("m", base: "mb")),
             .edit(id: "a1", title: .init("t"), memo: nil), .done(id: "a1", done: true), .done(id: "a1", done: false),
             .move(id: "a1", after: nil), .move(id: "a1", after: "b2"), .delete(id: "a1"),
         ]
@@ -90,7 +97,8 @@ import SyncWire
         }
         #expect(TodoList.intentMembers(.edit(id: "a1", title: .init("t", base: "tb"), memo: .init("m", base: "mb")))
             == #""type":"edit","id":"a1","title":"t","title_base":"tb","memo":"m","memo_base":"mb""#)
-        #expect(TodoList.intentMembers(.edit(id: "a1", title: .init("Milk", base: "Mil"), memo: nil)) == #""type":"edit","id":"a1","title":"Milk","base":"Mil""#)
+        #expect(TodoList.intentMembers(.edit(id: "a1", title: .init("Milk", base: "Mil"),
+                                             memo: nil)) == #""type":"edit","id":"a1","title":"Milk","base":"Mil""#)
     }
 
     // MARK: malformed frames
@@ -154,13 +162,15 @@ import SyncWire
             #expect(problem?.message.contains(message) == true, "\(frame): \(problem?.message ?? "-")")
         }
         // At the bounds: accepted.
-        #expect(error(#"{"type":"add","id":"\#(String(repeating: "a", count: 64))","after":null,"title":"\#(String(repeating: "é", count: 1000))","memo":"a\nb"}"#) == nil)
+        #expect(error(#"{"type":"add","id":"\#(String(repeating: "a", count: 64))","after":null,"# +
+                      #""title":"\#(String(repeating: "é", count: 1000))","memo":"a\nb"}"#) == nil)
     }
 
     @Test func unknownTypesNameWhatIsExpected() {
         let problem = error(#"{"type":"tick","id":"a1"}"#)
         #expect(problem?.code == "unknown_type")
-        #expect(problem?.message == "unknown \"type\" \"tick\" on a todo board; expected one of add, edit, done, move, delete, editing, join, subscribe, hello, ops")
+        #expect(problem?.message == "unknown \"type\" \"tick\" on a todo board; expected one of add, edit, done, move, delete, editing, " +
+                                    "join, subscribe, hello, ops")
         #expect(error(#"{"type":"select","letter":"A"}"#)?.code == "unknown_type", "another kind's intent")
         #expect(error(#"{"id":"a1"}"#)?.code == "missing_field")
         #expect(error(#"{"type":"add","after":null"#)?.code == "bad_json")
@@ -169,7 +179,8 @@ import SyncWire
     // MARK: changes, state, ack
 
     static let changes: [TodoList.Change] = [
-        .add(id: "a1", after: nil, title: "Milk", memo: ""), .add(id: "b2", after: "a1", title: "Thé \"🍵\" \\ \u{1}", memo: "two\nlines\u{2028}"),
+        .add(id: "a1", after: nil, title: "Milk", memo: ""),
+        .add(id: "b2", after: "a1", title: "Thé \"🍵\" \\ \u{1}", memo: "two\nlines\u{2028}"),
         .edit(id: "a1", title: .init("Milk", base: "Mil"), memo: nil), .edit(id: "a1", title: nil, memo: .init("x")),
         .edit(id: "a1", title: .init("e\u{301}"), memo: .init("", base: "")), .done(id: "a1", done: true), .done(id: "a1", done: false),
         .move(id: "a1", after: "b2"), .move(id: "a1", after: nil), .delete(id: "a1"),
@@ -184,8 +195,10 @@ import SyncWire
             let op = BoardCRDT.Operation(id: OperationID(replica: ReplicaID(3), seq: 4), lamport: 9, author: "ana", change: change)
             #expect(try JSONDecoder().decode(BoardCRDT.Operation<TodoList.Change>.self, from: Data(TodoList.operationJSON(op).utf8)) == op)
         }
-        #expect(TodoList.changeJSON(.add(id: "a1", after: nil, title: "Milk", memo: "")) == #"{"op":"add","id":"a1","after":null,"title":"Milk","memo":""}"#)
-        #expect(TodoList.changeJSON(.edit(id: "a1", title: .init("Milk", base: "Mil"), memo: nil)) == #"{"op":"edit","id":"a1","title":{"text":"Milk","base":"Mil"}}"#)
+        #expect(TodoList.changeJSON(.add(id: "a1", after: nil, title: "Milk",
+                                         memo: "")) == #"{"op":"add","id":"a1","after":null,"title":"Milk","memo":""}"#)
+        #expect(TodoList.changeJSON(.edit(id: "a1", title: .init("Milk", base: "Mil"),
+                                          memo: nil)) == #"{"op":"edit","id":"a1","title":{"text":"Milk","base":"Mil"}}"#)
         #expect(TodoList.changeJSON(.done(id: "a1", done: true)) == #"{"op":"done","id":"a1","done":true}"#)
         #expect(TodoList.changeJSON(.move(id: "a1", after: "b2")) == #"{"op":"move","id":"a1","after":"b2"}"#)
         #expect(TodoList.changeJSON(.delete(id: "a1")) == #"{"op":"delete","id":"a1"}"#)
@@ -203,7 +216,8 @@ import SyncWire
     @Test func stateMembersListOnlyLiveItemsInOrder() throws {
         let state = reminders()
         let members = TodoList.stateMembers(state)
-        #expect(members == #""items":[{"id":"a1","title":"Milk","memo":"2 litres","done":false},{"id":"c3","title":"Call \"bo\" 📞","memo":"line 1\nline 2","done":true}]"#)
+        #expect(members == #""items":[{"id":"a1","title":"Milk","memo":"2 litres","done":false},{"id":"c3","title":"Call \"bo\" 📞","# +
+                           #""memo":"line 1\nline 2","done":true}]"#)
         struct Frame: Decodable {
             struct Item: Decodable, Equatable {
                 var id: String, title: String, memo: String, done: Bool
@@ -223,7 +237,8 @@ import SyncWire
         let add = BoardCRDT.Operation(id: OperationID(replica: ReplicaID(1), seq: 1), lamport: 1, author: "ana",
                                       change: TodoList.Change.add(id: "Xy12ab9Z", after: nil, title: "", memo: ""))
         #expect(TodoList.ackMembers(for: add) == #""id":"Xy12ab9Z""#)
-        let done = BoardCRDT.Operation(id: OperationID(replica: ReplicaID(1), seq: 2), lamport: 2, author: "ana", change: TodoList.Change.done(id: "a1", done: true))
+        let done = BoardCRDT.Operation(id: OperationID(replica: ReplicaID(1), seq: 2), lamport: 2, author: "ana",
+                                       change: TodoList.Change.done(id: "a1", done: true))
         #expect(TodoList.ackMembers(for: done) == "")
         #expect(TodoList.ackMembers(for: nil) == "")
         #expect(TodoList.summary(of: .done(id: "a1", done: true)) == "your tick")

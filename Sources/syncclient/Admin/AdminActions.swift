@@ -38,7 +38,8 @@ struct AdminDisconnectCommand: ParsableCommand {
             try AdminView.done(body) { done in
                 let asked = done.sentTo ?? []
                 return "closed " + AdminView.count(done.closed ?? 0, "connection")
-                    + (asked.isEmpty ? "" : " here; asked " + AdminView.count(asked.count, "other hub") + " (" + asked.joined(separator: ", ") + ")")
+                    + (asked.isEmpty ? ""
+                        : " here; asked " + AdminView.count(asked.count, "other hub") + " (" + asked.joined(separator: ", ") + ")")
             }
         }
     }

@@ -99,11 +99,14 @@ struct BenchReport: Codable {
         }
         if let text = kind.flatMap(BenchKind.init(rawValue:)).flatMap({ $0.driver.text(self, p) }) { return text }
         var lines = [
-            "boards \(boards) x clients \(clientsPerBoard) (\(sendersPerBoard) sending), \(mode)\(targetRate > 0 ? " \(Int(targetRate)) ops/s" : ""), \(String(format: "%.1f", seconds)) s measured",
+            "boards \(boards) x clients \(clientsPerBoard) (\(sendersPerBoard) sending), " +
+            "\(mode)\(targetRate > 0 ? " \(Int(targetRate)) ops/s" : ""), \(String(format: "%.1f", seconds)) s measured",
             "connected      \(connected) (failures \(connectFailures)); connect \(p(connectMillis))",
-            "acknowledged   \(operationsAcknowledged) ops (\(Int(acknowledgedPerSecond))/s), rejected \(operationsRejected), board changes \(Int(changesPerSecond))/s",
+            "acknowledged   \(operationsAcknowledged) ops (\(Int(acknowledgedPerSecond))/s), rejected \(operationsRejected), " +
+            "board changes \(Int(changesPerSecond))/s",
             "errors         \(errors) error frames, \(disconnects) connections lost during the run",
-            "delivered      \(Int(statesDeliveredPerSecond)) states/s, \(Int(framesDeliveredPerSecond)) frames/s\(meanFrameBytes.map { " of \(Int($0.rounded())) bytes on average" } ?? "")",
+            "delivered      \(Int(statesDeliveredPerSecond)) states/s, \(Int(framesDeliveredPerSecond)) " +
+            "frames/s\(meanFrameBytes.map { " of \(Int($0.rounded())) bytes on average" } ?? "")",
             "visibility     \(p(visibilityMillis))",
             "at every client \(p(visibilityAtEveryClientMillis))",
             "ack latency    \(p(ackMillis))",
@@ -124,9 +127,11 @@ struct BenchReport: Codable {
             return text.isEmpty ? "none" : text
         }
         var lines = [
-            "tables \(boards) x players \(clientsPerBoard) (\(sendersPerBoard) playing), \(mode)\(targetRate > 0 ? " \(Int(targetRate)) intents/s" : ""), \(String(format: "%.1f", seconds)) s measured",
+            "tables \(boards) x players \(clientsPerBoard) (\(sendersPerBoard) playing), " +
+            "\(mode)\(targetRate > 0 ? " \(Int(targetRate)) intents/s" : ""), \(String(format: "%.1f", seconds)) s measured",
             "connected      \(connected) (failures \(connectFailures)); connect \(p(connectMillis))",
-            "answers        \(Int(answersPerSecond ?? 0))/s: acknowledged \(operationsAcknowledged) (\(Int(acknowledgedPerSecond))/s), refused \(Int(refusalsPerSecond ?? 0))/s, table changes \(Int(changesPerSecond))/s",
+            "answers        \(Int(answersPerSecond ?? 0))/s: acknowledged \(operationsAcknowledged) (\(Int(acknowledgedPerSecond))/s), " +
+            "refused \(Int(refusalsPerSecond ?? 0))/s, table changes \(Int(changesPerSecond))/s",
             "sent           \(counts(intentsSent))",
             "refusals       \(counts(refusals))",
             "picks settled  \(matches ?? 0) sets taken, \(mismatches ?? 0) mismatches",
@@ -158,15 +163,18 @@ extension BenchReport {
     }
 
     /// The first lines of an intent-sending kind's summary: who, answers (`answered`: the kind's own rate), delivery, latencies.
-    func intentLines(_ p: (Percentiles) -> String, boardsAre: String, clientsAre: String, answered: String, extra: String = "") -> [String] {
+    func intentLines(_ p: (Percentiles) -> String, boardsAre: String, clientsAre: String, answered: String,
+                     extra: String = "") -> [String] {
         func counts(_ values: [String: Int]?) -> String {
             let text = (values ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             return text.isEmpty ? "none" : text
         }
         return [
-            "\(boardsAre) \(boards) x \(clientsAre) \(clientsPerBoard) (\(sendersPerBoard) sending), \(mode)\(targetRate > 0 ? " \(Int(targetRate)) intents/s" : ""), \(String(format: "%.1f", seconds)) s measured",
+            "\(boardsAre) \(boards) x \(clientsAre) \(clientsPerBoard) (\(sendersPerBoard) sending), " +
+            "\(mode)\(targetRate > 0 ? " \(Int(targetRate)) intents/s" : ""), \(String(format: "%.1f", seconds)) s measured",
             "connected      \(connected) (failures \(connectFailures)); connect \(p(connectMillis))",
-            "answers        \(Int(answersPerSecond ?? 0))/s: acknowledged \(operationsAcknowledged) (\(Int(acknowledgedPerSecond))/s; \(answered)), refused \(Int(refusalsPerSecond ?? 0))/s\(extra)",
+            "answers        \(Int(answersPerSecond ?? 0))/s: acknowledged \(operationsAcknowledged) (\(Int(acknowledgedPerSecond))/s; " +
+            "\(answered)), refused \(Int(refusalsPerSecond ?? 0))/s\(extra)",
             "sent           \(counts(intentsSent))",
             "refusals       \(counts(refusals))",
             "errors         \(errors) error frames, \(disconnects) connections lost during the run",

@@ -51,7 +51,8 @@ struct BenchRunner {
             let now = BenchClock.now()
             let seconds = Double(now - lastTime) / 1e9
             if progress {
-                status("t=\(Int(Double(now - start) / 1e9))s answers \(Int(Double(answers - lastAnswers) / seconds))/s frames \(Int(Double(frames - lastFrames) / seconds))/s")
+                status("t=\(Int(Double(now - start) / 1e9))s answers \(Int(Double(answers - lastAnswers) / seconds))/s frames " +
+                       "\(Int(Double(frames - lastFrames) / seconds))/s")
             }
             (lastAnswers, lastFrames, lastTime) = (answers, frames, now)
         }
@@ -70,7 +71,9 @@ struct BenchRunner {
         usleep(300_000)
         for worker in workers { worker.client.stop() }
         let ended = workers.allSatisfy { _ in loopsEnded.wait(timeout: .now() + 30) == .success }
-        if !ended { FileHandle.standardError.write(Data("bench: a network loop did not end within 30 s; its figures may be incomplete\n".utf8)) }
+        if !ended {
+            FileHandle.standardError.write(Data("bench: a network loop did not end within 30 s; its figures may be incomplete\n".utf8))
+        }
         return summarize(workers, hubBefore: hubBefore, hubAfter: hubAfter, ownBefore: ownBefore, ownAfter: ownAfter)
     }
 
@@ -124,7 +127,9 @@ struct BenchRunner {
         var divergent: [String] = []
         for (board, group) in peersOfBoard where !plan.raw {
             let first = group[0]
-            if group.contains(where: { $0.lastOrder != first.lastOrder || $0.lastVersion != first.lastVersion || $0.stateTail != first.stateTail }) {
+            if group.contains(where: {
+                $0.lastOrder != first.lastOrder || $0.lastVersion != first.lastVersion || $0.stateTail != first.stateTail
+            }) {
                 divergent.append(plan.boardNames[board])
             }
         }

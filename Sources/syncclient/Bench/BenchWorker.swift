@@ -8,7 +8,8 @@ import WebSocketLoop
 /// One bench thread: its own libwebsockets client loop and its share of
 /// the connections. Records raw times only; `BenchReport` does the math.
 final class BenchWorker: ClientDelegate, @unchecked Sendable {
-    // Sendable: atomics shared; the rest confined to `client`'s loop thread (checked by `client.owner`, debug builds) until the runner reads it after the loop.
+    // Sendable: atomics shared; the rest confined to `client`'s loop thread (checked by `client.owner`, debug builds)
+    // until the runner reads it after the loop.
     let index: Int
     let plan: BenchPlan
     let client: WebSocketClient

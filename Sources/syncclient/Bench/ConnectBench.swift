@@ -53,7 +53,9 @@ struct ConnectBench {
         for worker in started { worker.client.stop() }
         // The workers' figures are their loops' until those have ended.
         let ended = started.allSatisfy { _ in loopsEnded.wait(timeout: .now() + 30) == .success }
-        if !ended { FileHandle.standardError.write(Data("bench: a network loop did not end within 30 s; its figures may be incomplete\n".utf8)) }
+        if !ended {
+            FileHandle.standardError.write(Data("bench: a network loop did not end within 30 s; its figures may be incomplete\n".utf8))
+        }
         var upgrade = Histogram<UInt64>(highestTrackableValue: 120_000_000_000)
         var firstState = Histogram<UInt64>(highestTrackableValue: 120_000_000_000)
         for worker in started {
@@ -63,7 +65,8 @@ struct ConnectBench {
         let succeeded = Int(firstState.totalCount)
         return ConnectReport(
             hub: plan.hubs.map(\.description).joined(separator: " "), connections: connections, succeeded: succeeded,
-            failed: started.reduce(0) { $0 + $1.failed } + workers.filter { worker in !started.contains { $0 === worker } }.reduce(0) { $0 + $1.count },
+            failed: started.reduce(0) { $0 + $1.failed }
+                + workers.filter { worker in !started.contains { $0 === worker } }.reduce(0) { $0 + $1.count },
             firstFailure: started.compactMap(\.firstFailure).first, seconds: seconds,
             connectionsPerSecond: seconds > 0 ? Double(succeeded) / seconds : 0, concurrency: concurrency * started.count,
             token: plan.access.token != nil || !plan.tokens.isEmpty, tls: plan.hub.isSecure,
@@ -101,8 +104,10 @@ struct ConnectReport: Codable {
             "\(name): p50 \(p.p50) ms  p90 \(p.p90) ms  p99 \(p.p99) ms  max \(p.max) ms"
         }
         var lines = [
-            "connect-only against \(hub) (\(tls ? "TLS" : "no TLS"), \(token ? "with token" : "no token"), \(concurrency) in flight\(reader.map { ", \($0.rawValue) reader" } ?? ""))",
-            "connections: \(succeeded) of \(connections) in \(String(format: "%.2f", seconds)) s = \(String(format: "%.0f", connectionsPerSecond))/s, \(failed) failed",
+            "connect-only against \(hub) (\(tls ? "TLS" : "no TLS"), \(token ? "with token" : "no token"), " +
+            "\(concurrency) in flight\(reader.map { ", \($0.rawValue) reader" } ?? ""))",
+            "connections: \(succeeded) of \(connections) in \(String(format: "%.2f", seconds)) s = " +
+            "\(String(format: "%.0f", connectionsPerSecond))/s, \(failed) failed",
             line("open WebSocket", upgradeMillis),
             line("first state   ", firstStateMillis),
         ]
@@ -114,7 +119,8 @@ struct ConnectReport: Codable {
 /// One thread of `--connect-only`: keeps `concurrency` connections in
 /// flight; each is closed as soon as its first `state` arrives.
 final class ConnectWorker: ClientDelegate, @unchecked Sendable {
-    // Sendable: atomics shared; the rest confined to `client`'s loop thread (checked by `client.owner`, debug builds) until `run` reads it after the loop.
+    // Sendable: atomics shared; the rest confined to `client`'s loop thread (checked by `client.owner`, debug builds)
+    // until `run` reads it after the loop.
     let index: Int
     let plan: BenchPlan
     let client: WebSocketClient
@@ -137,7 +143,8 @@ final class ConnectWorker: ClientDelegate, @unchecked Sendable {
         self.count = count
         self.concurrency = concurrency
         self.index = index
-        client = WebSocketClient(fdLimit: UInt32(concurrency + 1024), tickMicros: 10_000, tls: plan.access.tls, reader: plan.reader.clientReader)
+        client = WebSocketClient(fdLimit: UInt32(concurrency + 1024), tickMicros: 10_000, tls: plan.access.tls,
+                                 reader: plan.reader.clientReader)
     }
 
     func start() -> Bool {

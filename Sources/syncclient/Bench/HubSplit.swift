@@ -40,6 +40,7 @@ extension BenchReport {
     func hubUsageLine() -> String? {
         guard let hubRSSMiB, let hubCPUPercent else { return nil }
         let summed = (hubProcesses ?? 1) > 1 ? " (sum of \(hubProcesses ?? 1) processes)" : ""
-        return "hub            RSS \(String(format: "%.1f", hubRSSMiB)) MiB (+\(String(format: "%.1f", hubRSSDeltaMiB ?? 0))), CPU \(Int(hubCPUPercent))%\(summed)"
+        return "hub            RSS \(String(format: "%.1f", hubRSSMiB)) MiB (+\(String(format: "%.1f", hubRSSDeltaMiB ?? 0))), " +
+               "CPU \(Int(hubCPUPercent))%\(summed)"
     }
 }

@@ -137,12 +137,16 @@ extension BenchWorker {
         shopTally.statesChecked += 1
         guard let view = ShopView(bytes), !view.dishes.isEmpty else {
             shopTally.violations += 1
-            if shopTally.violationExamples.count < 5 { shopTally.violationExamples.append("\(plan.boardNames[peer.board]) v\(version): no dishes") }
+            if shopTally.violationExamples.count < 5 {
+                shopTally.violationExamples.append("\(plan.boardNames[peer.board]) v\(version): no dishes")
+            }
             return
         }
         for dish in view.dishes where !BanchanShop.stockRange.contains(dish.stock) {
             shopTally.violations += 1
-            if shopTally.violationExamples.count < 5 { shopTally.violationExamples.append("\(plan.boardNames[peer.board]) v\(version): \(dish.id) \(dish.stock)") }
+            if shopTally.violationExamples.count < 5 {
+                shopTally.violationExamples.append("\(plan.boardNames[peer.board]) v\(version): \(dish.id) \(dish.stock)")
+            }
         }
         if peer.shop.first == nil {
             peer.shop.first = Dictionary(view.dishes.map { ($0.id, $0.stock) }, uniquingKeysWith: { a, _ in a })
@@ -175,7 +179,8 @@ extension BenchReport {
             }
             let shown = Dictionary(final.map { ($0.id, $0.stock) }, uniquingKeysWith: { a, _ in a })
             if expected != shown || earliest.shop.firstVersion >= lowest {
-                unconserved.append("\(plan.boardNames[board]): expected \(expected.sorted { $0.key < $1.key }), final \(shown.sorted { $0.key < $1.key })")
+                unconserved.append("\(plan.boardNames[board]): expected \(expected.sorted { $0.key < $1.key }), " +
+                                   "final \(shown.sorted { $0.key < $1.key })")
             }
         }
         shop = ShopSummary(
@@ -193,7 +198,8 @@ extension BenchReport {
         if let shop {
             lines.append(shop.stockViolations == 0
                 ? "never below zero: yes (\(shop.statesChecked) states checked)"
-                : "never below zero: NO, \(shop.stockViolations) in \(shop.statesChecked) states: \(shop.violationExamples.joined(separator: "; "))")
+                : "never below zero: NO, \(shop.stockViolations) in \(shop.statesChecked) states: " +
+                  "\(shop.violationExamples.joined(separator: "; "))")
             lines.append(shop.conserved ? "conserved      yes: every shop's stock is its start + restocks - acknowledged orders"
                                         : "conserved      NO: \(shop.unconserved.joined(separator: "; "))")
         }

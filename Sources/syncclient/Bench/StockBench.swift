@@ -87,7 +87,8 @@ struct StockTally {
             guard let count, FruitStock.counts.contains(count) else {
                 violations += 1
                 if violationExamples.count < 5 {
-                    violationExamples.append("\(board) v\(version): \(Fruit.allCases[index]) \(view.counts[index].map(String.init) ?? "missing")")
+                    violationExamples.append("\(board) v\(version): \(Fruit.allCases[index]) " +
+                                             "\(view.counts[index].map(String.init) ?? "missing")")
                 }
                 counts.append(view.counts[index] ?? 0)
                 continue
@@ -105,7 +106,8 @@ struct StockTally {
             madeAcked[board, default: 0] += 1
             if sentInWindow { madeInWindow += 1 }
             for use in Juice.allCases[juice].uses {
-                used[board, default: Array(repeating: 0, count: Fruit.allCases.count)][Fruit.allCases.firstIndex(of: use.fruit)!] += use.count
+                let fruitIndex = Fruit.allCases.firstIndex(of: use.fruit)!
+                used[board, default: Array(repeating: 0, count: Fruit.allCases.count)][fruitIndex] += use.count
             }
         case let .restock(fruit, by):
             restocked[board, default: Array(repeating: 0, count: Fruit.allCases.count)][fruit] += by
@@ -158,7 +160,9 @@ extension BenchWorker {
         guard let view = StockView(bytes) else {
             stockTally.statesChecked += 1
             stockTally.violations += 1
-            if stockTally.violationExamples.count < 5 { stockTally.violationExamples.append("\(plan.boardNames[peer.board]) v\(version): no stock") }
+            if stockTally.violationExamples.count < 5 {
+                stockTally.violationExamples.append("\(plan.boardNames[peer.board]) v\(version): no stock")
+            }
             return
         }
         let counts = stockTally.check(view, board: plan.boardNames[peer.board], version: version)
@@ -214,20 +218,26 @@ extension BenchReport {
     /// The summary of a `--kind stock` run: clients making juices from one stock.
     func stockText(_ p: (Percentiles) -> String) -> String {
         var lines = intentLines(p, boardsAre: "bars", clientsAre: "clients",
-                                answered: "juices made \(Int(stock?.juicesMadePerSecond ?? 0))/s", extra: ", stock changes \(Int(changesPerSecond))/s")
+                                answered: "juices made \(Int(stock?.juicesMadePerSecond ?? 0))/s",
+                                extra: ", stock changes \(Int(changesPerSecond))/s")
         lines.insert(contentsOf: hubSplitLines(p), at: lines.count - 1)
         if let usage = hubUsageLine() { lines.append(usage) }
         if let benchCPUPercent { lines.append("bench itself   CPU \(Int(benchCPUPercent))%") }
         if let stock {
             lines.append(stock.countViolations == 0
                 ? "never below zero: yes (\(stock.statesChecked) states checked, every count within 0...999)"
-                : "never below zero: NO, \(stock.countViolations) count violations in \(stock.statesChecked) states: \(stock.violationExamples.joined(separator: "; "))")
+                : "never below zero: NO, \(stock.countViolations) count violations in \(stock.statesChecked) states: " +
+                  "\(stock.violationExamples.joined(separator: "; "))")
             for (name, board) in stock.conservation.sorted(by: { $0.key < $1.key }) {
                 let order = Fruit.allCases.map(\.rawValue)
                 func list(_ values: [String: Int]) -> String { order.map { "\(values[$0] ?? 0)" }.joined(separator: "/") }
-                lines.append("conserved      \(name) \(board.holds ? "yes" : "NO"): start \(list(board.start)) + restocked \(list(board.restocked)) - used \(list(board.used)) (\(board.makesAcknowledged) makes) = \(list(board.expected)), final \(list(board.final))")
+                lines.append("conserved      \(name) \(board.holds ? "yes" : "NO"): start \(list(board.start)) + restocked " +
+                             "\(list(board.restocked)) - used \(list(board.used)) (\(board.makesAcknowledged) makes) = " +
+                             "\(list(board.expected)), final \(list(board.final))")
             }
-            if stock.conservation.count < boards { lines.append("conserved      NO: \(boards - stock.conservation.count) bars never showed a stock") }
+            if stock.conservation.count < boards {
+                lines.append("conserved      NO: \(boards - stock.conservation.count) bars never showed a stock")
+            }
         }
         lines.append(converged ? "converged      yes: every client of every bar shows the same stock"
                                : "converged      NO: \(divergentBoards.joined(separator: ", "))")

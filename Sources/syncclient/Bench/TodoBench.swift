@@ -179,9 +179,11 @@ extension BenchReport {
             return text.isEmpty ? "none" : text
         }
         var lines = [
-            "lists \(boards) x clients \(clientsPerBoard) (\(sendersPerBoard) editing), \(mode)\(targetRate > 0 ? " \(Int(targetRate)) intents/s" : ""), \(String(format: "%.1f", seconds)) s measured",
+            "lists \(boards) x clients \(clientsPerBoard) (\(sendersPerBoard) editing), " +
+            "\(mode)\(targetRate > 0 ? " \(Int(targetRate)) intents/s" : ""), \(String(format: "%.1f", seconds)) s measured",
             "connected      \(connected) (failures \(connectFailures)); connect \(p(connectMillis))",
-            "answers        \(Int(answersPerSecond ?? 0))/s: acknowledged \(operationsAcknowledged) (\(Int(acknowledgedPerSecond))/s), refused \(Int(refusalsPerSecond ?? 0))/s, list changes \(Int(changesPerSecond))/s",
+            "answers        \(Int(answersPerSecond ?? 0))/s: acknowledged \(operationsAcknowledged) (\(Int(acknowledgedPerSecond))/s), " +
+            "refused \(Int(refusalsPerSecond ?? 0))/s, list changes \(Int(changesPerSecond))/s",
             "sent           \(counts(intentsSent))",
             "refusals       \(counts(refusals))",
             "notices        \(todo?.notices ?? 0) overwritten",

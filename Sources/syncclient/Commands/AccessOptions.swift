@@ -6,16 +6,24 @@ import WebSocketLoop
 /// (`--token`, `--token-file`, `SYNCHUB_TOKEN`) and how a `wss://` hub is
 /// checked (`--ca`, `--insecure`). docs/SECURITY.md, "Clients".
 struct AccessOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("A bearer token (JWT) for a hub that checks tokens, sent as Authorization: Bearer (on the upgrade, or on admin's requests); default: $SYNCHUB_TOKEN. Never printed.", valueName: "token"))
+    @Option(help: ArgumentHelp("A bearer token (JWT) for a hub that checks tokens, sent as Authorization: Bearer (on the upgrade, " +
+                               "or on admin's requests); default: $SYNCHUB_TOKEN. Never printed.", valueName: "token"))
     var token: String?
 
-    @Option(name: .customLong("token-file"), help: ArgumentHelp("Read the token from FILE; watch reads FILE again shortly before the token expires and sends a newer one to the hub without reconnecting.", valueName: "file"))
+    @Option(
+        name: .customLong("token-file"),
+        help: ArgumentHelp("Read the token from FILE; watch reads FILE again shortly before the token expires and sends a newer one to " +
+                           "the hub without reconnecting.", valueName: "file"))
     var tokenFile: String?
 
-    @Option(help: ArgumentHelp("For wss:// (and admin's https://) hubs: trust only the CA certificates in this PEM file (default: the system's CAs).", valueName: "file"))
+    @Option(help: ArgumentHelp("For wss:// (and admin's https://) hubs: trust only the CA certificates in this PEM file (default: " +
+                               "the system's CAs).", valueName: "file"))
     var ca: String?
 
-    @Flag(help: "For wss:// (and admin's https://) hubs: do not check the hub's certificate (self-signed, unknown CA, other host, expired). Tests only; says so on standard error.")
+    @Flag(help: """
+        For wss:// (and admin's https://) hubs: do not check the hub's certificate (self-signed, unknown CA, other host, expired). Tests \
+        only; says so on standard error.
+        """)
     var insecure = false
 
     /// The access for a hub at `url` (a usage error, exit 2, when the flags

@@ -52,7 +52,8 @@ struct BenchCommand: ParsableCommand {
             Method and figures: BENCHMARKS.md.
             """)
 
-    @Argument(help: "The hub, ws://HOST:PORT or wss://HOST:PORT; several hubs of one cluster: each board's clients round-robin over them.") var hub: [String]
+    @Argument(help: "The hub, ws://HOST:PORT or wss://HOST:PORT; several hubs of one cluster: each board's clients round-robin over them.")
+    var hub: [String]
     @OptionGroup var access: AccessOptions
     @Option(help: "Boards.") var boards = 1
     @Option(help: "Clients per board.") var clients = 50
@@ -63,23 +64,46 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Seconds of sending before measuring.") var warmup: Double = 1
     @Option(help: "New connections a second while ramping up.") var connectRate: Double = 2000
     @Option(help: "Client threads (each its own event loop).") var threads = 1
-    @Option(help: "Each client thread pauses this many microseconds before it waits for sockets again, so one wake-up reads many frames: the tool then costs less CPU on a machine it shares with the hubs, and every measured latency may include up to this pause. 0: no pause.") var readBatchMicros: UInt32 = 0
+    @Option(help: """
+        Each client thread pauses this many microseconds before it waits for sockets again, so one wake-up reads many frames: the tool \
+        then costs less CPU on a machine it shares with the hubs, and every measured latency may include up to this pause. 0: no pause.
+        """)
+    var readBatchMicros: UInt32 = 0
     @Option(help: "Loopback source addresses 127.0.0.1..N (default: one per 20,000 clients).") var sources: Int?
     @Option(help: "Board name prefix (boards are PREFIX-0, PREFIX-1, ...).") var prefix = "bench"
-    @Option(help: "Kind of board: letters (moves on /boards/NAME), set (players choosing cards on /set/NAME), stock (juices made on /stock/NAME), todo (reminders edited on /todo/NAME) or shop (dishes ordered on /shop/NAME).") var kind: BenchKind = .letters
+    @Option(help: """
+        Kind of board: letters (moves on /boards/NAME), set (players choosing cards on /set/NAME), stock (juices made on /stock/NAME), \
+        todo (reminders edited on /todo/NAME) or shop (dishes ordered on /shop/NAME).
+        """)
+    var kind: BenchKind = .letters
     @Option(help: "The hub's process id, to report its RSS and CPU; repeat it for several hubs (summed).") var hubPid: [Int32] = []
     @Flag(help: "Only connect and hold the connections for --duration (idle-memory runs); send nothing.") var idle = false
-    @Flag(help: "The target is a plain broadcaster (Benchmarks/RawBroadcaster): messages carry their send time and are echoed to all; no board semantics, no convergence check.") var raw = false
-    @Option(help: "With --raw: pad each message to this many bytes (96 or more), so the broadcaster relays frames as large as a hub's states (0: no padding).") var rawBytes = 0
+    @Flag(help: """
+        The target is a plain broadcaster (Benchmarks/RawBroadcaster): messages carry their send time and are echoed to all; no board \
+        semantics, no convergence check.
+        """)
+    var raw = false
+    @Option(help: """
+        With --raw: pad each message to this many bytes (96 or more), so the broadcaster relays frames as large as a hub's states (0: no \
+        padding).
+        """)
+    var rawBytes = 0
     @Flag(help: "Measure connection setup only: open and close --connections connections; no operations.") var connectOnly = false
     @Option(help: "--connect-only: connections in all.") var connections = 1000
     @Option(help: "--connect-only: connections in flight at once, per thread.") var concurrency = 16
     @Option(help: "--connect-only: a file of tokens, one a line; connection i presents token i mod their count.") var tokenList: String?
     @Option(help: "--kind todo: items each list is filled to at the start and kept near.") var items = 50
     @Flag(help: "Print the summary as one JSON object.") var json = false
-    @Flag(help: "With --json: add visibilityHistogram, the visibility samples as [nanoseconds, count] buckets, so that several runs can be pooled.") var histogram = false
+    @Flag(help: """
+        With --json: add visibilityHistogram, the visibility samples as [nanoseconds, count] buckets, so that several runs can be pooled.
+        """)
+    var histogram = false
     @Flag(help: "No live progress line.") var quiet = false
-    @Option(help: "How the clients read the hub's frames: bulk (a frame's payload taken where it lies) or libwebsockets (its own client, a parser call per byte; how this tool read before). wss:// always uses libwebsockets.") var reader: BenchReader = .bulk
+    @Option(help: """
+        How the clients read the hub's frames: bulk (a frame's payload taken where it lies) or libwebsockets (its own client, a parser \
+        call per byte; how this tool read before). wss:// always uses libwebsockets.
+        """)
+    var reader: BenchReader = .bulk
 
     func validate() throws {
         let urls = hub.compactMap(WebSocketURL.init)
@@ -108,7 +132,9 @@ struct BenchCommand: ParsableCommand {
     func run() throws {
         raiseOpenFileLimit()
         let urls = hub.compactMap(WebSocketURL.init)
-        guard let url = urls.first, urls.count == hub.count else { throw ValidationError("hub must look like ws://HOST:PORT or wss://HOST:PORT") }
+        guard let url = urls.first, urls.count == hub.count else {
+            throw ValidationError("hub must look like ws://HOST:PORT or wss://HOST:PORT")
+        }
         let hubAccess = try access.resolve(for: url)
         let total = boards * clients
         var plan = BenchPlan(
@@ -117,7 +143,8 @@ struct BenchCommand: ParsableCommand {
             sources: sources ?? max(1, (total + 19_999) / 20_000), connectionsPerSecond: connectRate,
             rate: rate, inFlightPerBoard: inFlight,
             warmupNanos: UInt64(warmup * 1e9), durationNanos: UInt64(duration * 1e9), raw: raw, kind: kind,
-            access: hubAccess, connectOnly: connectOnly, todoItems: items, tokens: try tokenList.map(Self.tokens(in:)) ?? [], readBatchMicros: readBatchMicros)
+            access: hubAccess, connectOnly: connectOnly, todoItems: items, tokens: try tokenList.map(Self.tokens(in:)) ?? [],
+            readBatchMicros: readBatchMicros)
         plan.histogram = histogram
         plan.rawBytes = rawBytes
         plan.reader = reader

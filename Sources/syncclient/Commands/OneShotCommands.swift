@@ -37,7 +37,8 @@ struct BoardOptions: ParsableArguments {
     func parsedURL<Kind: WireKind>(of kind: Kind.Type) throws -> WebSocketURL {
         let (parsed, found) = try parsedURL()
         guard found.name == Kind.name else {
-            throw ValidationError("this command plays the \(Kind.name) board (ws://HOST:PORT/\(Kind.pathSegment)/NAME); \(url) is a \(found.name) board")
+            throw ValidationError("this command plays the \(Kind.name) board (ws://HOST:PORT/\(Kind.pathSegment)/NAME); " +
+                                  "\(url) is a \(found.name) board")
         }
         return parsed
     }
@@ -100,7 +101,8 @@ struct DeselectCommand: ParsableCommand {
 
 struct MoveCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "move", abstract: "Move selected LETTER to PLACE (1-based number). Exit 1 if it is not selected or PLACE is out of range.")
+        commandName: "move",
+        abstract: "Move selected LETTER to PLACE (1-based number). Exit 1 if it is not selected or PLACE is out of range.")
     @OptionGroup var board: BoardOptions
     @Argument(help: "A selected letter A-Z.") var letter: String
     @Argument(help: "The target place, 1...number of selected letters.") var place: Int

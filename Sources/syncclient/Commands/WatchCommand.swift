@@ -28,7 +28,9 @@ struct WatchCommand: ParsableCommand {
             """)
 
     @OptionGroup var board: BoardOptions
-    @Option(help: "Your name, shown to the others on the board and the one your picks and scores go under (1 to 32 characters; default: $USER).")
+    @Option(help: """
+        Your name, shown to the others on the board and the one your picks and scores go under (1 to 32 characters; default: $USER).
+        """)
     var name: String?
 
     func run() throws {
@@ -38,7 +40,8 @@ struct WatchCommand: ParsableCommand {
         // a replica's hello must carry exactly that name.
         let tokenName = HubAccess.chosen.withLock { $0.token }.flatMap(TokenRefresh.displayName(of:))
         if let tokenName, let name, name != tokenName {
-            throw ValidationError("--name \(name) differs from your token's name \(tokenName): a hub that checks tokens shows the token's name")
+            throw ValidationError("--name \(name) differs from your token's name \(tokenName): a hub that checks tokens shows the " +
+                                  "token's name")
         }
         let chosen = tokenName ?? name ?? ProcessInfo.processInfo.environment["USER"].map { String($0.prefix(ClientLimits.maxNameLength)) }
         if let chosen, ClientLimits.problem(withName: chosen) != nil {

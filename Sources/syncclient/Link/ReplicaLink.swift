@@ -59,7 +59,8 @@ final class ReplicaLink<Kind: WireKind>: ClientDelegate, @unchecked Sendable {
         tokenFile = access.tokenFile
         if access.tokenFile != nil, let token = access.token { refresh = TokenRefresh(token: token) }
         session = ReplicaSession(name: name)
-        snapshot = LinkSnapshot(board: Kind.initialState, state: .connecting, clients: 0, names: [], version: 0, refusal: nil, unacknowledged: 0)
+        snapshot = LinkSnapshot(board: Kind.initialState, state: .connecting, clients: 0, names: [], version: 0, refusal: nil,
+                                unacknowledged: 0)
     }
 
     var replica: Replica<Kind> { session.replica }

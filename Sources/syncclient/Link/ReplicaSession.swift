@@ -357,7 +357,8 @@ struct ReplicaSession<Kind: WireKind> {
     private mutating func noteRefused(_ ids: [OperationID]) {
         for id in ids {
             if case let .refused(refused)? = replica.outcome(of: id), let operation = replica.log.last(where: { $0.id == id }) {
-                refusal = ScreenModel.refusalText(code: refused.code, message: "\(Kind.summary(of: operation.change)) was refused: \(refused.message)")
+                refusal = ScreenModel.refusalText(code: refused.code,
+                                                  message: "\(Kind.summary(of: operation.change)) was refused: \(refused.message)")
             }
         }
     }

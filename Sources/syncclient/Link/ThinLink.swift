@@ -38,7 +38,8 @@ final class ThinLink<Kind: WireKind>: ClientDelegate, WatchLink, @unchecked Send
         self.url = url
         self.name = name
         token = access.token
-        snapshot = LinkSnapshot(board: Kind.initialState, state: .connecting, clients: 0, names: [], version: 0, refusal: nil, unacknowledged: 0)
+        snapshot = LinkSnapshot(board: Kind.initialState, state: .connecting, clients: 0, names: [], version: 0, refusal: nil,
+                                unacknowledged: 0)
     }
 
     func start() {

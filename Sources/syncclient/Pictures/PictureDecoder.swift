@@ -81,7 +81,9 @@ enum PictureDecoder {
 /// (`ur<!---->l(`).
 enum SVGCheck {
     static func refusal(_ bytes: [UInt8]) -> String? {
-        guard let text = String(validating: bytes, as: UTF8.self), !bytes.contains(0) else { return "an SVG that is not UTF-8 text is not shown" }
+        guard let text = String(validating: bytes, as: UTF8.self), !bytes.contains(0) else {
+            return "an SVG that is not UTF-8 text is not shown"
+        }
         var body = Substring(text.lowercased())
         if body.hasPrefix("\u{FEFF}") { body = body.dropFirst() }
         body = body.drop { $0.isWhitespace }

@@ -65,7 +65,9 @@ final class PictureFetcher: NSObject, URLSessionDataDelegate, Sendable {
     /// `_` and `-`, not starting with a dot.
     static func isSafeName(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.count <= 128 && !name.hasPrefix(".")
-            && name.utf8.allSatisfy { $0.isASCIIAlphanumeric || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
+            && name.utf8.allSatisfy {
+                $0.isASCIIAlphanumeric || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-")
+            }
     }
 
     /// `retry` is true when the hub could not be reached, failed (5xx),
@@ -97,7 +99,8 @@ final class PictureFetcher: NSObject, URLSessionDataDelegate, Sendable {
 
     private func fetchPlain(_ name: String, from plain: (host: String, port: Int, path: String), deliver: @escaping Deliver) {
         let job: @Sendable () -> Void = {
-            switch PlainHTTP.get(host: plain.host, port: plain.port, path: plain.path + name, maxBytes: Self.maxBytes, seconds: Self.deadlineSeconds) {
+            switch PlainHTTP.get(host: plain.host, port: plain.port, path: plain.path + name, maxBytes: Self.maxBytes,
+                                 seconds: Self.deadlineSeconds) {
             case let .body(type, bytes): deliver(PictureDecoder.decode(bytes, type: type), false)
             case let .status(status): deliver(.failed("\(name): HTTP \(status)"), status >= 500)
             case .tooLarge: deliver(.failed("\(name): larger than a shop's pictures may be"), false)

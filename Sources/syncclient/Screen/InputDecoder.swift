@@ -105,7 +105,8 @@ struct InputDecoder: Sendable {
             // Legacy X10 report, for terminals without SGR mode: three bytes.
             guard bytes.count >= 6 else { return .incomplete }
             let code = Int(bytes[start + 3]) - 32
-            let event = MouseReport.event(code: code, x: Int(bytes[start + 4]) - 33, y: Int(bytes[start + 5]) - 33, release: code & 3 == 3 && code & 64 == 0)
+            let event = MouseReport.event(code: code, x: Int(bytes[start + 4]) - 33, y: Int(bytes[start + 5]) - 33,
+                                          release: code & 3 == 3 && code & 64 == 0)
             return .event(event.map { .mouse($0) }, length: 6)
         }
         var index = start + 2

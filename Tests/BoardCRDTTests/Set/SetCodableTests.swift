@@ -37,7 +37,8 @@ import Testing
     @Test func changeJSONIsCompact() throws {
         #expect(try json(SetTable.Change.newGame(seed: 123)) == #"{"op":"new_game","seed":123}"#)
         #expect(try json(SetTable.Change.deal(game: 3)) == #"{"game":3,"op":"deal"}"#)
-        #expect(try json(SetTable.Change.choose(card("2SFR"), game: 3, seen: [card("1DOP")])) == #"{"card":"2SFR","game":3,"op":"choose","seen":["1DOP"]}"#)
+        #expect(try json(SetTable.Change.choose(card("2SFR"), game: 3,
+                                                seen: [card("1DOP")])) == #"{"card":"2SFR","game":3,"op":"choose","seen":["1DOP"]}"#)
         // The largest seed survives a hand-written number (SyncWire's changeJSON).
         let text = #"{"op":"new_game","seed":18446744073709551615}"#
         #expect(try JSONDecoder().decode(SetTable.Change.self, from: Data(text.utf8)) == .newGame(seed: .max))
@@ -78,7 +79,8 @@ import Testing
     @Test func stateRoundTrips() throws {
         for state in try Self.playedStates() {
             #expect(try roundTrip(state) == state)
-            let checkpoint = Checkpoint<SetTable>(state: state, frontier: Stamp(lamport: 4, replica: ReplicaID(2)), versions: VersionVector())
+            let checkpoint = Checkpoint<SetTable>(state: state, frontier: Stamp(lamport: 4, replica: ReplicaID(2)),
+                                                  versions: VersionVector())
             #expect(try roundTrip(checkpoint) == checkpoint)
         }
         #expect(try json(SetTable.initialState) == #"{"deck":[],"game":0,"last":null,"matches":[],"players":[],"table":[]}"#)
@@ -120,13 +122,15 @@ import Testing
             let data = try JSONEncoder().encode(state)
             #expect(throws: DecodingError.self) { try JSONDecoder().decode(SetTable.State.self, from: data) }
         }
-        let twoAnas = #"{"game":0,"table":[],"deck":[],"matches":[],"last":null,"players":[{"name":"ana","score":0,"misses":0,"picked":[],"mismatch":false},{"name":"ana","score":0,"misses":0,"picked":[],"mismatch":false}]}"#
+        let twoAnas = #"{"game":0,"table":[],"deck":[],"matches":[],"last":null,"players":[{"name":"ana","score":0,"misses":0,"# +
+                      #""picked":[],"mismatch":false},{"name":"ana","score":0,"misses":0,"picked":[],"mismatch":false}]}"#
         #expect(!decodes(SetTable.State.self, twoAnas))
         #expect(!decodes(SetTable.State.self, #"{"game":1,"table":["2SFX"],"deck":[],"matches":[],"players":[],"last":null}"#))
     }
 
     @Test func refusalsRoundTrip() throws {
-        let refusals: [SetRefusal] = [.noGame, .newGame, .gameOver, .taken(card("2SFR"), by: "ana"), .notOnTable(card("1DFR")), .deckEmpty, .tableFull]
+        let refusals: [SetRefusal] = [.noGame, .newGame, .gameOver, .taken(card("2SFR"), by: "ana"), .notOnTable(card("1DFR")), .deckEmpty,
+                                      .tableFull]
         for refusal in refusals { #expect(try roundTrip(refusal) == refusal) }
         #expect(Set(refusals.map(\.code)).count == refusals.count)
     }

@@ -196,7 +196,8 @@ import Testing
                 for author in ["", "ana", "bo", "cy"] {
                     seq += 1
                     var after = state
-                    let outcome = SetTable.apply(Operation(id: OperationID(replica: ReplicaID(1), seq: seq), lamport: seq, author: author, change: change), to: &after)
+                    let outcome = SetTable.apply(Operation(id: OperationID(replica: ReplicaID(1), seq: seq), lamport: seq, author: author,
+                                                           change: change), to: &after)
                     // A `taken` refusal may clear the author's hidden `lost`
                     // (SC2 told once); nothing shown changes.
                     var shownAfter = after, shownBefore = state

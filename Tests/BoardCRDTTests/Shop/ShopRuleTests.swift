@@ -140,7 +140,8 @@ import Testing
     ] as [(DishField, ShopValue, String)])
     func p10ABadValueIsRefusedNamingItsFieldAndChangesNothing(field: DishField, value: ShopValue, named: String) {
         var replica = shop(1)
-        let refusal = shopRefusal(&replica, .editDish("a", set: [FieldValue(field, value)], from: [FieldValue(field, shopState().dishes[0].value(of: field))]))
+        let refusal = shopRefusal(
+            &replica, .editDish("a", set: [FieldValue(field, value)], from: [FieldValue(field, shopState().dishes[0].value(of: field))]))
         guard case let .badField(blamed, _)? = refusal else { Issue.record("\(String(describing: refusal))"); return }
         #expect(blamed == named)
         #expect(refusal?.code == "bad_field")
@@ -168,7 +169,8 @@ import Testing
         // absurd numbers is refused, never a crash.
         var state = shopState()
         for change in [BanchanShop.Change.order([line("a", .max, .max)]), .restock("a", by: .min), .setStock("a", to: .max, from: 5),
-                       .editDish("a", set: [FieldValue(.price, .int(.min))], from: []), .addImage(name: "", ShopImage(type: "", digest: "", bytes: -1))] {
+                       .editDish("a", set: [FieldValue(.price, .int(.min))], from: []),
+                       .addImage(name: "", ShopImage(type: "", digest: "", bytes: -1))] {
             #expect(BanchanShop.apply(change, id: "x", by: "ana", to: &state).isRefused, "\(change)")
         }
         #expect(state == shopState())

@@ -103,17 +103,20 @@ import Testing
         for state in states {
             #expect(FruitStock.violations(of: state).isEmpty)
             #expect(try roundTrip(state) == state)
-            let checkpoint = Checkpoint<FruitStock>(state: state, frontier: Stamp(lamport: 4, replica: ReplicaID(2)), versions: VersionVector())
+            let checkpoint = Checkpoint<FruitStock>(state: state, frontier: Stamp(lamport: 4, replica: ReplicaID(2)),
+                                                    versions: VersionVector())
             #expect(try roundTrip(checkpoint) == checkpoint)
         }
         #expect(try json(FruitStock.initialState)
             == #"{"made":{},"recent":[],"stock":{"banana":10,"kiwi":10,"mango":10,"pineapple":10,"strawberry":10}}"#)
         #expect(try json(stockState([.kiwi: 9], made: [.mangoKiwi: 1], recent: [.init(who: "ana", juice: .mangoKiwi)]))
-            == #"{"made":{"mango_kiwi":1},"recent":[{"juice":"mango_kiwi","who":"ana"}],"stock":{"banana":10,"kiwi":9,"mango":10,"pineapple":10,"strawberry":10}}"#)
+            == #"{"made":{"mango_kiwi":1},"recent":[{"juice":"mango_kiwi","who":"ana"}],"stock":{"banana":10,"kiwi":9,"mango":10,"# +
+               #""pineapple":10,"strawberry":10}}"#)
     }
 
     @Test func stateDecoderAcceptsAValidStoredState() throws {
-        let text = #"{"stock":{"strawberry":10,"banana":9,"pineapple":10,"kiwi":9,"mango":8},"made":{"mango_kiwi":1},"recent":[{"who":"ana","juice":"mango_kiwi"}]}"#
+        let text = #"{"stock":{"strawberry":10,"banana":9,"pineapple":10,"kiwi":9,"mango":8},"made":{"mango_kiwi":1},"# +
+                   #""recent":[{"who":"ana","juice":"mango_kiwi"}]}"#
         let state = try JSONDecoder().decode(FruitStock.State.self, from: Data(text.utf8))
         #expect(countsText(state) == "10 9 10 9 8")
         #expect(state.made == [.mangoKiwi: 1] && state.recent == [.init(who: "ana", juice: .mangoKiwi)])
@@ -145,7 +148,8 @@ import Testing
     func stateDecoderRefusesInvalidStates(_ text: String) throws {
         #expect(!decodes(FruitStock.State.self, text))
         // Nor does a checkpoint carrying it decode (one with a valid state does).
-        let valid = Checkpoint<FruitStock>(state: FruitStock.initialState, frontier: Stamp(lamport: 3, replica: ReplicaID(1)), versions: VersionVector())
+        let valid = Checkpoint<FruitStock>(state: FruitStock.initialState, frontier: Stamp(lamport: 3, replica: ReplicaID(1)),
+                                           versions: VersionVector())
         let validText = try json(valid)
         let validState = try json(valid.state)
         #expect(decodes(Checkpoint<FruitStock>.self, validText))
@@ -155,7 +159,8 @@ import Testing
 
     @Test func stateDecoderRefuses21RecentMakes() throws {
         let recent = Array(repeating: #"{"who":"ana","juice":"mango"}"#, count: 21).joined(separator: ",")
-        let text = #"{"stock":{"strawberry":10,"banana":9,"pineapple":10,"kiwi":9,"mango":8},"made":{"mango":21},"recent":["# + recent + "]}"
+        let text = #"{"stock":{"strawberry":10,"banana":9,"pineapple":10,"kiwi":9,"mango":8},"made":{"mango":21},"recent":["# + recent
+            + "]}"
         #expect(!decodes(FruitStock.State.self, text))
         let twenty = Array(repeating: #"{"who":"ana","juice":"mango"}"#, count: 20).joined(separator: ",")
         #expect(decodes(FruitStock.State.self, text.replacingOccurrences(of: recent, with: twenty)))
@@ -187,7 +192,8 @@ import Testing
         let report = try client.adopt(decoded, freshID: { ReplicaID(2) })
         #expect(report.adopted && client.state == state)
         // The same with a count of 1000 never reaches a replica.
-        let text = String(decoding: try JSONEncoder().encode(checkpoint), as: UTF8.self).replacingOccurrences(of: #""mango":0"#, with: #""mango":1000"#)
+        let text = String(decoding: try JSONEncoder().encode(checkpoint),
+                          as: UTF8.self).replacingOccurrences(of: #""mango":0"#, with: #""mango":1000"#)
         #expect(text.contains("1000"))
         #expect(!decodes(Checkpoint<FruitStock>.self, text))
     }

@@ -260,7 +260,8 @@ import Testing
             stockState(tops),
             stockState([.strawberry: 16, .banana: 1, .pineapple: 998, .kiwi: 0, .mango: 3]),
             stockState([.strawberry: 15, .banana: 2, .pineapple: 1, .kiwi: 999, .mango: 2], made: [.mango: 7], recent: full),
-            stockState([.strawberry: 10, .banana: 10, .mango: 500], made: [.mangoKiwi: Int.max, .kiwi: Int.max - 1, .mango: 0], recent: Array(full.prefix(19))),
+            stockState([.strawberry: 10, .banana: 10, .mango: 500], made: [.mangoKiwi: Int.max, .kiwi: Int.max - 1, .mango: 0],
+                       recent: Array(full.prefix(19))),
         ]
     }
 

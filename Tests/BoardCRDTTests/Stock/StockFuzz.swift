@@ -88,9 +88,13 @@ extension FruitStock: FuzzedKind {
             }
             if after.state.stock != expected.counts { return ["\(intent) on \(countsText(before.state)) gave \(countsText(after.state))"] }
         case .success(nil):
-            if expected.outcome != .unchanged { return ["\(intent) by \(name) on \(countsText(before.state)) recorded nothing, the rules say \(expected.outcome)"] }
+            if expected.outcome != .unchanged {
+                return ["\(intent) by \(name) on \(countsText(before.state)) recorded nothing, the rules say \(expected.outcome)"]
+            }
         case let .failure(refusal):
-            if expected.outcome != .refused(refusal) { return ["\(intent) on \(countsText(before.state)) refused \(refusal), the rules say \(expected.outcome)"] }
+            if expected.outcome != .refused(refusal) {
+                return ["\(intent) on \(countsText(before.state)) refused \(refusal), the rules say \(expected.outcome)"]
+            }
         }
         return []
     }
@@ -103,7 +107,8 @@ extension FruitStock: FuzzedKind {
         var problems: [String] = []
         let expected = StockModel.outcome(of: op.change, on: ledger.stock)
         if expected.outcome != outcome {
-            problems.append("\(op.id) \(op.change) by \(op.author) on \(ledger.stock.sorted { $0.key < $1.key }.map(\.value)) was \(outcome), the rules say \(expected.outcome)")
+            problems.append("\(op.id) \(op.change) by \(op.author) on \(ledger.stock.sorted { $0.key < $1.key }.map(\.value)) was " +
+                            "\(outcome), the rules say \(expected.outcome)")
         }
         switch (op.change, outcome) {
         case let (.make(juice), .applied):
@@ -128,7 +133,8 @@ extension FruitStock: FuzzedKind {
     static func hubProblems(_ hub: Replica<Self>, ledger: Ledger) -> [String] {
         var problems: [String] = []
         for fruit in Fruit.allCases where hub.state.count(of: fruit) != ledger.stock[fruit] {
-            problems.append("conservation: \(fruit) is \(hub.state.count(of: fruit)) on the hub, the ledger says \(ledger.stock[fruit] as Any)")
+            problems.append("conservation: \(fruit) is \(hub.state.count(of: fruit)) on the hub, " +
+                            "the ledger says \(ledger.stock[fruit] as Any)")
         }
         if hub.state.made != ledger.made { problems.append("made \(hub.state.made), the ledger says \(ledger.made)") }
         if hub.state.recent != ledger.recent { problems.append("recent differs from the applied makes") }

@@ -62,7 +62,8 @@ func expectStockInvariants(_ replica: Bar, sourceLocation: SourceLocation = #_so
 }
 
 /// Applies `change` by `author` to `state` outside any replica.
-func applied(_ change: FruitStock.Change, by author: String = "ana", to state: inout FruitStock.State, seq: UInt64 = 1) -> Outcome<StockRefusal> {
+func applied(_ change: FruitStock.Change, by author: String = "ana", to state: inout FruitStock.State,
+             seq: UInt64 = 1) -> Outcome<StockRefusal> {
     FruitStock.apply(Operation(id: OperationID(replica: ReplicaID(1), seq: seq), lamport: seq, author: author, change: change), to: &state)
 }
 

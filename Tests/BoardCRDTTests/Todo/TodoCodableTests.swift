@@ -37,15 +37,18 @@ import Testing
     }
 
     @Test func changeJSONIsCompact() throws {
-        #expect(try json(TodoList.Change.add(id: "a1", after: nil, title: "Milk", memo: "")) == #"{"after":null,"id":"a1","memo":"","op":"add","title":"Milk"}"#)
-        #expect(try json(TodoList.Change.edit(id: "a1", title: .init("Milk", base: "Mil"), memo: nil)) == #"{"id":"a1","op":"edit","title":{"base":"Mil","text":"Milk"}}"#)
+        #expect(try json(TodoList.Change.add(id: "a1", after: nil, title: "Milk",
+                                             memo: "")) == #"{"after":null,"id":"a1","memo":"","op":"add","title":"Milk"}"#)
+        #expect(try json(TodoList.Change.edit(id: "a1", title: .init("Milk", base: "Mil"),
+                                              memo: nil)) == #"{"id":"a1","op":"edit","title":{"base":"Mil","text":"Milk"}}"#)
         #expect(try json(TodoList.Change.edit(id: "a1", title: nil, memo: .init("x"))) == #"{"id":"a1","memo":{"text":"x"},"op":"edit"}"#)
         #expect(try json(TodoList.Change.done(id: "a1", done: true)) == #"{"done":true,"id":"a1","op":"done"}"#)
         #expect(try json(TodoList.Change.move(id: "a1", after: nil)) == #"{"after":null,"id":"a1","op":"move"}"#)
         #expect(try json(TodoList.Change.delete(id: "a1")) == #"{"id":"a1","op":"delete"}"#)
         // The forms in TodoList+Codable's documentation, and `after` left out meaning the top.
         #expect(try decode(TodoList.Change.self, #"{"op":"move","id":"a1"}"#) == .move(id: "a1", after: nil))
-        #expect(try decode(TodoList.Change.self, #"{"op":"add","id":"a1","title":"","memo":""}"#) == .add(id: "a1", after: nil, title: "", memo: ""))
+        #expect(try decode(TodoList.Change.self,
+                           #"{"op":"add","id":"a1","title":"","memo":""}"#) == .add(id: "a1", after: nil, title: "", memo: ""))
     }
 
     @Test(arguments: [
@@ -81,7 +84,8 @@ import Testing
         #expect(back.deleter(of: "b2") == "cy")
         #expect(try json(TodoList.State(entries: [.init(id: "a1", title: "Milk", titleBy: "ana", memoBy: "ana"),
                                                   .init(id: "b2", deletedBy: "bo", deletedAt: 3)], deletions: 3))
-            == #"{"deletions":3,"entries":[{"done":false,"id":"a1","memo":"","memo_by":"ana","title":"Milk","title_by":"ana"},{"deleted_at":3,"deleted_by":"bo","done":false,"id":"b2","memo":"","title":""}]}"#)
+            == #"{"deletions":3,"entries":[{"done":false,"id":"a1","memo":"","memo_by":"ana","title":"Milk","title_by":"ana"},"# +
+               #"{"deleted_at":3,"deleted_by":"bo","done":false,"id":"b2","memo":"","title":""}]}"#)
         let checkpoint = Checkpoint<TodoList>(state: state, frontier: Stamp(lamport: 9, replica: ReplicaID(2)), versions: VersionVector())
         #expect(try roundTrip(checkpoint) == checkpoint)
     }
@@ -94,23 +98,28 @@ import Testing
         applyTodo(.delete(id: "a1"), by: "cy", to: &state, seq: 2)
         let entry = try #require(state.entries.first)
         #expect(entry.title.isEmpty && entry.memo.isEmpty && entry.titleBy.isEmpty && entry.memoBy.isEmpty && entry.deletedBy == "cy")
-        let text = try json(Checkpoint<TodoList>(state: state, frontier: Stamp(lamport: 2, replica: ReplicaID(2)), versions: VersionVector()))
+        let text = try json(Checkpoint<TodoList>(state: state, frontier: Stamp(lamport: 2, replica: ReplicaID(2)),
+                                                 versions: VersionVector()))
         #expect(!text.contains("Milk") && !text.contains("secret memo"), "\(text)")
         #expect(TodoList.violations(of: state).isEmpty)
         // A tombstone stored with its text (before this rule) drops it when read.
-        let old = try decode(TodoList.State.self, #"{"deletions":1,"entries":[{"id":"a1","title":"Milk","memo":"m","done":true,"deleted_by":"cy","deleted_at":1}]}"#)
+        let old = try decode(
+            TodoList.State.self,
+            #"{"deletions":1,"entries":[{"id":"a1","title":"Milk","memo":"m","done":true,"deleted_by":"cy","deleted_at":1}]}"#)
         #expect(old.entries.first?.title == "" && old.entries.first?.isDeleted == true)
     }
 
     /// A checkpoint's state from a peer must pass `violations`: each broken
     /// one is refused with the problem named.
     @Test(arguments: [
-        (#"{"entries":[{"id":"a1","title":"","memo":"","done":false},{"id":"a1","title":"","memo":"","done":false}],"deletions":0}"#, "a1 is on the list twice"),
+        (#"{"entries":[{"id":"a1","title":"","memo":"","done":false},{"id":"a1","title":"","memo":"","done":false}],"deletions":0}"#,
+         "a1 is on the list twice"),
         (#"{"entries":[{"id":"a 1","title":"","memo":"","done":false}],"deletions":0}"#, "is not a valid id"),
         (#"{"entries":[{"id":"","title":"","memo":"","done":false}],"deletions":0}"#, "is not a valid id"),
         (#"{"entries":[{"id":"a1","title":"two\nlines","memo":"","done":false}],"deletions":0}"#, "a title is one line"),
         (#"{"entries":[{"id":"a1","title":"","memo":"","done":false,"deleted_by":"bo"}],"deletions":1}"#, "has delete number 0"),
-        (#"{"entries":[{"id":"a1","title":"","memo":"","done":false,"deleted_by":"bo","deleted_at":2}],"deletions":1}"#, "has delete number 2 of 1"),
+        (#"{"entries":[{"id":"a1","title":"","memo":"","done":false,"deleted_by":"bo","deleted_at":2}],"deletions":1}"#,
+         "has delete number 2 of 1"),
         (#"{"entries":[{"id":"a1","title":"","memo":"","done":false,"deleted_at":1}],"deletions":1}"#, "is live with a delete number"),
     ])
     func invalidCheckpointStatesAreRefused(_ text: String, _ problem: String) {
@@ -151,7 +160,8 @@ import Testing
         #expect(throws: DecodingError.self) { try decode(TodoList.State.self, text) }
         let near = #"{"entries":[{"id":"a1","title":"","memo":"","done":false}],"deletions":4611686018427387903}"#
         var state = try decode(TodoList.State.self, near)
-        #expect(TodoList.apply(Operation(id: OperationID(replica: ReplicaID(1), seq: 1), lamport: 1, change: .delete(id: "a1")), to: &state) == .applied)
+        #expect(TodoList.apply(Operation(id: OperationID(replica: ReplicaID(1), seq: 1), lamport: 1, change: .delete(id: "a1")),
+                               to: &state) == .applied)
     }
 
     @Test(arguments: [#"{"entries":[]}"#, #"{"deletions":0}"#, #"{"entries":[{"id":"a1"}],"deletions":0}"#,

@@ -185,7 +185,8 @@ import Testing
     /// edit of a deleted item, different fields.
     @Test func tc2NoNoticeWhenNothingOfSomeoneElseIsLost() throws {
         var state = reminders([("a1", "Buy milk")])
-        let untold = TodoList.notices(of: reminderOp(.edit(id: "a1", title: .init("Buy soy milk", base: "Buy oil"), memo: nil), by: "bo"), in: state)
+        let untold = TodoList.notices(of: reminderOp(.edit(id: "a1", title: .init("Buy soy milk", base: "Buy oil"), memo: nil), by: "bo"),
+                                      in: state)
         #expect(untold.isEmpty, "the title has no author yet")
         applyTodo(.edit(id: "a1", title: .init("Buy oat milk", base: "Buy milk"), memo: nil), by: "ana", to: &state)
         func notices(_ change: TodoList.Change, by author: String) -> [KindNotice] {
@@ -195,7 +196,8 @@ import Testing
         #expect(notices(.edit(id: "a1", title: .init("Buy soy milk"), memo: nil), by: "bo").isEmpty, "no base: a plain replace")
         #expect(notices(.edit(id: "a1", title: .init("Buy milk!", base: "Buy milk"), memo: nil), by: "bo").isEmpty, "merged")
         #expect(notices(.edit(id: "a1", title: .init("Buy oat milk", base: "Buy milk"), memo: nil), by: "bo").isEmpty, "the same change")
-        #expect(notices(.edit(id: "a1", title: .init("Buy milk", base: "Buy milk"), memo: nil), by: "bo").isEmpty, "no change from its base")
+        #expect(notices(.edit(id: "a1", title: .init("Buy milk", base: "Buy milk"), memo: nil), by: "bo").isEmpty,
+                "no change from its base")
         #expect(notices(.edit(id: "a1", title: nil, memo: .init("2 litres", base: "")), by: "bo").isEmpty, "another field")
         #expect(notices(.done(id: "a1", done: true), by: "bo").isEmpty)
         #expect(notices(.edit(id: "a1", title: .init("Buy\nsoy", base: "Buy milk"), memo: nil), by: "bo").isEmpty, "refused")
@@ -241,7 +243,8 @@ import Testing
             let expected = merged ?? (anaFirst ? boText : anaText)
             #expect(Array(title.unicodeScalars) == Array(expected.unicodeScalars), "\(base): \(anaText) + \(boText) gave \(title)")
             #expect(run.notices.count == (merged == nil ? 1 : 0), "\(base): \(run.notices)")
-            #expect(run.notices.first?.text.map { Array($0.unicodeScalars) } ?? Array(expected.unicodeScalars) == Array(expected.unicodeScalars))
+            #expect(run.notices.first?.text.map { Array($0.unicodeScalars) }
+                ?? Array(expected.unicodeScalars) == Array(expected.unicodeScalars))
             #expect(TodoModel.merge(.init(anaFirst ? boText : anaText, base: base), over: anaFirst ? anaText : boText).text == expected)
         }
     }
@@ -434,7 +437,8 @@ import Testing
         let strange: [TodoList.Change] = [
             .add(id: "", after: nil, title: "", memo: ""), .add(id: "a1", after: "a1", title: "", memo: ""),
             .add(id: "n", after: "n", title: "", memo: ""), .move(id: "b2", after: "b2"), .move(id: "a1", after: "b2"),
-            .edit(id: "b2", title: .init("x", base: "y"), memo: nil), .edit(id: "a1", title: .init("", base: ""), memo: .init("", base: "")),
+            .edit(id: "b2", title: .init("x", base: "y"), memo: nil),
+            .edit(id: "a1", title: .init("", base: ""), memo: .init("", base: "")),
             .done(id: "zz", done: false), .delete(id: String(repeating: "z", count: 65)),
         ]
         var model = TodoModel(state)

@@ -35,7 +35,8 @@ extension TodoList: FuzzedKind {
         for index in 0..<rng.inRange(1...12) {
             let top = rng.percent(30)
             let after = start.entries.isEmpty || top ? nil : start.entries[rng.below(start.entries.count)].id
-            _ = apply(.add(id: "s\(index)", after: after, title: text(&rng, title: true), memo: rng.percent(30) ? text(&rng, title: false) : ""),
+            _ = apply(.add(id: "s\(index)", after: after, title: text(&rng, title: true),
+                           memo: rng.percent(30) ? text(&rng, title: false) : ""),
                       by: fuzzPlayers[rng.below(4)], to: &start)
             if rng.percent(25) { _ = apply(.done(id: "s\(index)", done: true), by: "ana", to: &start) }
         }
@@ -143,13 +144,18 @@ extension TodoList: FuzzedKind {
         case let .success(op?):
             let recorded = after.outcome(of: op.id)
             if outcome != .applied || (recorded != nil && recorded != .applied) || op.change != change {
-                return ["\(intent) by \(name) on [\(idsText(before.state))] recorded \(op.change) \(recorded as Any), the model says \(outcome)"]
+                return ["\(intent) by \(name) on [\(idsText(before.state))] recorded \(op.change) \(recorded as Any), " +
+                        "the model says \(outcome)"]
             }
-            if !expected.matches(after.state) { return ["\(intent) on [\(idsText(before.state))] gave [\(idsText(after.state))], the model [\(expected.visibleIDs)]"] }
+            if !expected.matches(after.state) {
+                return ["\(intent) on [\(idsText(before.state))] gave [\(idsText(after.state))], the model [\(expected.visibleIDs)]"]
+            }
         case .success(nil):
             if outcome != .unchanged { return ["\(intent) by \(name) recorded nothing, the model says \(outcome)"] }
         case let .failure(refusal):
-            if outcome != .refused(refusal) { return ["\(intent) on [\(idsText(before.state))] refused \(refusal), the model says \(outcome)"] }
+            if outcome != .refused(refusal) {
+                return ["\(intent) on [\(idsText(before.state))] refused \(refusal), the model says \(outcome)"]
+            }
         }
         return []
     }
@@ -184,7 +190,10 @@ extension TodoList: FuzzedKind {
         }
         let modelled = ledger.model.apply(op.change, by: op.author)
         if modelled != outcome { problems.append("\(op.id) \(op.change) by \(op.author) was \(outcome), the model says \(modelled)") }
-        if !ledger.model.matches(after) { problems.append("after \(op.id) \(op.change): the list is [\(idsText(after))], the model's [\(ledger.model.visibleIDs.joined(separator: " "))]") }
+        if !ledger.model.matches(after) {
+            problems.append("after \(op.id) \(op.change): the list is [\(idsText(after))], the model's " +
+                            "[\(ledger.model.visibleIDs.joined(separator: " "))]")
+        }
         switch (op.change, outcome) {
         case let (.add(id, _, _, _), .applied):
             if !ledger.live.insert(id).inserted { problems.append("\(id) was added while on the list") }

@@ -17,10 +17,13 @@ import Testing
         let long = String(repeating: "é", count: 1000)     // 2,000 bytes each
         var texts = TodoList.State()
         var added = 0
-        while applyTodo(.add(id: "t\(added)", after: nil, title: long, memo: long), to: &texts, seq: UInt64(added + 1)) == .applied { added += 1 }
+        while applyTodo(.add(id: "t\(added)", after: nil, title: long, memo: long), to: &texts, seq: UInt64(added + 1)) == .applied {
+            added += 1
+        }
         #expect(added == TodoList.maxTextBytes / 4000)
         #expect(applyTodo(.add(id: "z", after: nil, title: long, memo: ""), to: &texts) == .refused(.listFull(items: false)))
-        #expect(applyTodo(.edit(id: "t0", title: .init("short", base: nil), memo: nil), to: &texts) == .applied, "shrinking is always taken")
+        #expect(applyTodo(.edit(id: "t0", title: .init("short", base: nil), memo: nil), to: &texts) == .applied,
+                "shrinking is always taken")
         #expect(applyTodo(.edit(id: "t0", title: .init(long, base: nil), memo: nil), to: &texts) == .applied, "back within the budget")
         #expect(TodoRefusal.listFull(items: false).code == "list_full")
     }
@@ -262,7 +265,8 @@ import Testing
         // Beyond the bound: the oldest are forgotten. An add or move after one
         // is refused no_such_item (no longer "who deleted it"), and its id is free again.
         #expect(state.deleter(of: "i0") == nil)
-        #expect(applyTodo(.add(id: "n2", after: "i0", title: "", memo: ""), to: &state, seq: 9001) == .refused(.noSuchItem("i0", deletedBy: nil)))
+        #expect(applyTodo(.add(id: "n2", after: "i0", title: "", memo: ""), to: &state,
+                          seq: 9001) == .refused(.noSuchItem("i0", deletedBy: nil)))
         #expect(applyTodo(.move(id: "n1", after: "i4"), to: &state, seq: 9002) == .refused(.noSuchItem("i4", deletedBy: nil)))
         #expect(applyTodo(.done(id: "i0", done: true), to: &state, seq: 9003) == .refused(.noSuchItem("i0", deletedBy: nil)))
         #expect(applyTodo(.add(id: "i0", after: nil, title: "reused", memo: ""), to: &state, seq: 9004) == .applied,
@@ -276,11 +280,14 @@ import Testing
         let twice = TodoList.State(entries: [.init(id: "a1"), .init(id: "a1")])
         #expect(TodoList.violations(of: twice) == ["a1 is on the list twice"])
         #expect(TodoList.violations(of: TodoList.State(entries: [.init(id: "a b")])) == ["\"a b\" is not a valid id"])
-        #expect(TodoList.violations(of: TodoList.State(entries: [.init(id: "a1", title: "x\ny")])) == ["a1: a title is one line: no line breaks (put more in the memo)"])
+        #expect(TodoList.violations(of: TodoList.State(entries: [.init(
+            id: "a1", title: "x\ny")])) == ["a1: a title is one line: no line breaks (put more in the memo)"])
         #expect(TodoList.violations(of: TodoList.State(entries: [.init(id: "a1", deletedBy: "bo", deletedAt: 2)], deletions: 1))
             == ["a1 has delete number 2 of 1"])
-        #expect(TodoList.violations(of: TodoList.State(entries: [.init(id: "a1", deletedAt: 1)], deletions: 1)) == ["a1 is live with a delete number"])
-        let same = TodoList.State(entries: [.init(id: "a1", deletedBy: "bo", deletedAt: 1), .init(id: "b2", deletedBy: "bo", deletedAt: 1)], deletions: 1)
+        #expect(TodoList.violations(of: TodoList.State(entries: [.init(id: "a1", deletedAt: 1)],
+                                                       deletions: 1)) == ["a1 is live with a delete number"])
+        let same = TodoList.State(entries: [.init(id: "a1", deletedBy: "bo", deletedAt: 1), .init(id: "b2", deletedBy: "bo", deletedAt: 1)],
+                                  deletions: 1)
         #expect(TodoList.violations(of: same) == ["b2 has delete number 1 of 1"])
         let many = TodoList.State(entries: (1...1001).map { .init(id: "d\($0)", deletedBy: "", deletedAt: UInt64($0)) }, deletions: 1001)
         #expect(TodoList.violations(of: many) == ["1001 deleted items kept, more than 1000"])

@@ -52,7 +52,8 @@ func todoRefusal(_ replica: inout Reminders, _ intent: TodoList.Intent, by name:
 
 /// Applies `change` by `author` to `state` outside any replica.
 @discardableResult
-func applyTodo(_ change: TodoList.Change, by author: String = "ana", to state: inout TodoList.State, seq: UInt64 = 1) -> Outcome<TodoRefusal> {
+func applyTodo(_ change: TodoList.Change, by author: String = "ana", to state: inout TodoList.State,
+               seq: UInt64 = 1) -> Outcome<TodoRefusal> {
     TodoList.apply(Operation(id: OperationID(replica: ReplicaID(1), seq: seq), lamport: seq, author: author, change: change), to: &state)
 }
 
@@ -175,7 +176,8 @@ struct TodoModel: Equatable {
         let theirs = span(original, Array(current)), mine = span(original, Array(edit.text))
         guard theirs.end < mine.start || mine.end < theirs.start else { return (edit.text, true) }
         let first = theirs.start < mine.start ? theirs : mine, second = theirs.start < mine.start ? mine : theirs
-        let merged = String(original[..<first.start] + first.with + original[first.end..<second.start] + second.with + original[second.end...])
+        let merged = String(original[..<first.start] + first.with + original[first.end..<second.start] + second.with
+            + original[second.end...])
         return merged.count > 1000 ? (edit.text, true) : (merged, false)
     }
 

@@ -150,7 +150,8 @@ struct CommandResult {
 }
 
 /// Runs `executable` with `arguments` and waits (at most `timeout` seconds).
-func run(_ executable: URL, _ arguments: [String], timeout: TimeInterval = 30, environment: [String: String]? = nil) throws -> CommandResult {
+func run(_ executable: URL, _ arguments: [String], timeout: TimeInterval = 30,
+         environment: [String: String]? = nil) throws -> CommandResult {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments

@@ -51,7 +51,8 @@ final class TmuxSession: @unchecked Sendable {
 
     /// For failure messages: what tmux says of the pane, and the processes' states.
     var paneState: String {
-        let pane = (try? tmux(["display-message", "-p", "-t", "main", "dead=#{pane_dead} status=#{pane_dead_status} signal=#{pane_dead_signal}"]).output) ?? "?"
+        let pane = (try? tmux(["display-message", "-p", "-t", "main",
+                               "dead=#{pane_dead} status=#{pane_dead_status} signal=#{pane_dead_signal}"]).output) ?? "?"
         let states = processes.map { pid in
             (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8))?
                 .split(separator: "\n").first { $0.hasPrefix("State") }.map { "\(pid) \($0)" } ?? "\(pid) gone"

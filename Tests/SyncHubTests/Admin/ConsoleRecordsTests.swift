@@ -35,9 +35,12 @@ struct ConsoleRecordsTests {
     }
 
     @Test func ordersReadBackAndAnUnreadableOneIsSkipped() throws {
-        let orders = [ConsoleOrder(action: .disconnect(connection: 17, sub: nil, name: nil, board: nil), by: "ops", address: "10.0.0.1", via: "a"),
-                      ConsoleOrder(action: .disconnect(connection: nil, sub: "dana", name: nil, board: nil), by: "ops", address: "x", via: "a"),
-                      ConsoleOrder(action: .disconnect(connection: nil, sub: nil, name: "bo", board: "todo/list"), by: "ops", address: "x", via: "a"),
+        let orders = [ConsoleOrder(action: .disconnect(connection: 17, sub: nil, name: nil, board: nil), by: "ops", address: "10.0.0.1",
+                                   via: "a"),
+                      ConsoleOrder(action: .disconnect(connection: nil, sub: "dana", name: nil, board: nil), by: "ops", address: "x",
+                                   via: "a"),
+                      ConsoleOrder(action: .disconnect(connection: nil, sub: nil, name: "bo", board: "todo/list"), by: "ops", address: "x",
+                                   via: "a"),
                       ConsoleOrder(action: .drain, by: "ops", address: "x", via: "a")]
         for order in orders { #expect(ConsoleOrder(json: order.json) == order) }
         for text in ["{}", #"{"action":"explode","by":"a","address":"b","via":"c"}"#,

@@ -20,7 +20,8 @@ struct KeyRingTests {
         let directory = try KeyDirectory()
         let short = try directory.write("short.secret", Array(repeating: 1, count: 31))
         let enough = try directory.write("enough.secret", Array(repeating: 1, count: 32))
-        let message = try #require(Self.problem { () throws(KeyLoadError) in try KeySource.secret(file: short, option: "--auth-secret-file") })
+        let message = try #require(Self.problem { () throws(KeyLoadError) in try KeySource.secret(file: short,
+                                                                                                  option: "--auth-secret-file") })
         #expect(message.contains("--auth-secret-file \(short)"))
         #expect(message.contains("holds 31 bytes") && message.contains("at least 32"))
         #expect(Self.problem { () throws(KeyLoadError) in try KeySource.secret(file: enough, option: "--auth-secret-file") } == nil)
@@ -118,7 +119,8 @@ struct KeyRingTests {
         // A bad file stops the command line before anything starts.
         let short = try directory.write("short.secret", [1, 2, 3])
         let refusal = try #require(Self.parseError(["--auth-secret-file", short]))
-        #expect(refusal == "--auth-secret-file \(short): holds 3 bytes; an HS256 secret needs at least 32 (make one with: head -c 32 /dev/urandom > FILE)")
+        #expect(refusal == "--auth-secret-file \(short): holds 3 bytes; an HS256 secret needs at least 32 (make one with: " +
+                           "head -c 32 /dev/urandom > FILE)")
         #expect(Self.parseError(["--auth-public-key", secret.file])?.contains("is not PEM") == true)
         // Two good files with one name pass alone but not together.
         let other = try KeyDirectory()

@@ -197,9 +197,11 @@ struct TokenVerifierTests {
             #expect(refusal.closeCode == 4401 && refusal.httpStatus == 401)
         }
         let every: [TokenRefusal] = [.missing, .malformed("not three base64url parts separated by dots"), .unsigned,
-                                     .unknownKey(kid: TokenRefusal.shown(long)), .wrongAlgorithm("no EdDSA key here (this hub has HS256, ES256)"),
+                                     .unknownKey(kid: TokenRefusal.shown(long)),
+                                     .wrongAlgorithm("no EdDSA key here (this hub has HS256, ES256)"),
                                      .badSignature, .expired, .notYetValid, .issuedInFuture, .wrongAudience,
-                                     .missingClaim("boards"), .badClaim("name holds a line break, control or invisible formatting character")]
+                                     .missingClaim("boards"),
+                                     .badClaim("name holds a line break, control or invisible formatting character")]
         for refusal in every { #expect(refusal.message.utf8.count <= 123, "\(refusal.code)") }
         #expect(Set(every.map(\.code)).count == every.count)
     }

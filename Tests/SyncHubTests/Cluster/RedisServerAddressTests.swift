@@ -59,7 +59,8 @@ struct RedisServerAddressTests {
         #expect(!address.description.contains("s3cret"))
         #expect(RedisServerAddress.redacted("redis+sentinel://:s3cret@h:1/m") == "redis+sentinel://***@h:1/m")
         #expect(try RedisServerAddress.parse("redis+sentinel://h:1/m").database == 0)
-        for bad in ["redis+sentinel://h:1", "redis+sentinel://h:1/", "redis+sentinel:///m", "redis+sentinel://h/m", "redis+sentinel://h:1/m/x/y"] {
+        for bad in ["redis+sentinel://h:1", "redis+sentinel://h:1/", "redis+sentinel:///m", "redis+sentinel://h/m",
+                    "redis+sentinel://h:1/m/x/y"] {
             #expect(throws: ClusterConfigError.self, "\(bad)") { try RedisServerAddress.parse(bad) }
         }
     }

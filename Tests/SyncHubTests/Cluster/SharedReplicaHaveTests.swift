@@ -33,7 +33,8 @@ struct SharedReplicaHaveTests {
         for (proposal, result) in zip(taken, results) {
             out += replies(a.handle(.store(.appended(board: "k", number: proposal.number, result: result))), to: 1)
         }
-        let seen = out.map { "\($0["ref"] as? String ?? "-") \($0["type"] as? String ?? "?") \($0["code"] as? String ?? "") have \($0["have"] as? Int ?? -1)" }
+        let seen = out.map { "\($0["ref"] as? String ?? "-") \($0["type"] as? String ?? "?") \($0["code"] as? String ?? "") have " +
+                             "\($0["have"] as? Int ?? -1)" }
         #expect(out.map { $0["ref"] as? String } == ["s2", "s3", "s4"])
         let haves = out.compactMap { $0["have"] as? Int }
         #expect(haves.count == 3 && haves == haves.sorted(), "have went back: \(seen)")

@@ -43,7 +43,8 @@ final class StorePlace {
         switch kind {
         case .embedded:
             let log = try EmbeddedBoardLog(directory: directory, fsyncEachCommit: false, logger: logger)
-            hub = StoreDrivenHub(core: HubCore(hubReplica: replica, limits: limits, durable: true, loadTimeoutNanos: 5_000_000_000), log: log)
+            hub = StoreDrivenHub(core: HubCore(hubReplica: replica, limits: limits, durable: true, loadTimeoutNanos: 5_000_000_000),
+                                 log: log)
         case .shared:
             guard let redis else { preconditionFailure("a shared store has its redis-server") }
             var settings = SharedLogConnectionSettings(hubID: id, timeoutMilliseconds: 2_000, waitReplicas: 0)
@@ -52,7 +53,8 @@ final class StorePlace {
             let log = SharedLog(servers: [try RedisServerAddress.parse(redis.url)], settings: settings, logger: logger)
             try log.connectAtStart(deadline: Date().addingTimeInterval(5))
             let sequencing = Sequencing.shared(SharedLogSettings(hubID: id, timeoutNanos: 2_000_000_000, foldEvery: UInt64(keptOperations)))
-            hub = StoreDrivenHub(core: HubCore(hubReplica: replica, limits: limits, sequencing: sequencing, loadTimeoutNanos: 5_000_000_000),
+            hub = StoreDrivenHub(core: HubCore(hubReplica: replica, limits: limits, sequencing: sequencing,
+                                               loadTimeoutNanos: 5_000_000_000),
                                  log: log)
         }
         hubs.append(hub)
@@ -107,7 +109,9 @@ final class StorePlace {
         let place = try StorePlace(store)
         defer { place.stop() }
         let first = try place.hub("a", seating: 1)
-        for (index, letter) in ["Q", "U", "I"].enumerated() { first.send(1, #"{"type":"select","letter":"\#(letter)","ref":"r\#(index)"}"#) }
+        for (index, letter) in ["Q", "U", "I"].enumerated() {
+            first.send(1, #"{"type":"select","letter":"\#(letter)","ref":"r\#(index)"}"#)
+        }
         #expect(first.wait { Self.acked($0, "r2") })
         #expect(first.answer("r2", to: 1)?["version"] as? Int == 3)
         first.stop()
@@ -141,8 +145,10 @@ final class StorePlace {
         first.stop()
         let fresh = try place.hub("b", seating: 2)
         #expect(fresh.state("k")?["order"] as? [String] == ["Z"])
-        #expect(fresh.state("k")?["version"] as? Int == 49,
-                "first: lost \(firstCounters.sharedHistoryLost) back \(firstCounters.sharedWrittenBack) gaps \(firstCounters.sharedGaps); fresh: \(fresh.core.counters.sharedGaps) \(fresh.core.boards["k"]?.shared.applied ?? 0)")
+        #expect(fresh.state("k")?["version"] as? Int == 49, """
+            first: lost \(firstCounters.sharedHistoryLost) back \(firstCounters.sharedWrittenBack) gaps \
+            \(firstCounters.sharedGaps); fresh: \(fresh.core.counters.sharedGaps) \(fresh.core.boards["k"]?.shared.applied ?? 0)
+            """)
     }
 
     @Test(arguments: StoreUnderTest.allCases)

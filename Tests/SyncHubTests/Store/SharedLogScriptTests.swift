@@ -159,7 +159,8 @@ import Testing
     @Test func aWriteBackIsACompareAndSetOnTheHeadAndHoldsTheBoardAfter() throws {
         _ = try append([("a", 11)])
         func restore(expectedTop: UInt64, expectedLast: UInt64, epoch: String = "epoch-1") throws -> [String] {
-            texts(try connection.command(["EVALSHA", hashes.restore, "6", keys.meta, keys.log, keys.snapshot, keys.keys, keys.keyOrder, lease,
+            texts(try connection.command(["EVALSHA", hashes.restore, "6", keys.meta, keys.log, keys.snapshot, keys.keys, keys.keyOrder,
+                                          lease,
                                           "3", "33", "{\"offset\":3}", epoch, String(expectedTop), String(expectedLast), "epoch-new",
                                           "1000", "token-1", "k:x", "answer-x", "2"]).elements)
         }
@@ -175,7 +176,8 @@ import Testing
     }
 
     @Test func aWriteBackIntoALogThatCameBackEmptyNeverStoresAnEmptyEpoch() throws {
-        let reply = try connection.command(["EVALSHA", hashes.restore, "6", keys.meta, keys.log, keys.snapshot, keys.keys, keys.keyOrder, lease,
+        let reply = try connection.command(["EVALSHA", hashes.restore, "6", keys.meta, keys.log, keys.snapshot, keys.keys, keys.keyOrder,
+                                            lease,
                                             "3", "33", "{}", "", "0", "0", "epoch-new", "1000", "token-1"])
         #expect(texts(reply.elements) == ["ok"])
         #expect(try connection.command(["HGET", keys.meta, "epoch"]).text == "epoch-new")

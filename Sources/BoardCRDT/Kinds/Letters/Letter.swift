@@ -29,7 +29,8 @@ extension Letter: Codable {
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let letter = Letter(text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "\"\(text.prefix(8))\" is not a letter A-Z"))
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                                                    debugDescription: "\"\(text.prefix(8))\" is not a letter A-Z"))
         }
         self = letter
     }

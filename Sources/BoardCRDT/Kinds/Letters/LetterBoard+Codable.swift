@@ -59,11 +59,13 @@ extension LetterBoard.State {
         let container = try decoder.container(keyedBy: Key.self)
         let selections = try container.decode([LetterBoard.Selection].self, forKey: .selections)
         guard selections.count <= LetterBoard.capacity else {
-            throw DecodingError.dataCorruptedError(forKey: .selections, in: container, debugDescription: "a board holds at most 6 selections, not \(selections.count)")
+            throw DecodingError.dataCorruptedError(forKey: .selections, in: container,
+                                                   debugDescription: "a board holds at most 6 selections, not \(selections.count)")
         }
         guard Set(selections.map(\.letter)).count == selections.count,
               Set(selections.map(\.selectedBy)).count == selections.count else {
-            throw DecodingError.dataCorruptedError(forKey: .selections, in: container, debugDescription: "a letter or a selecting operation appears twice")
+            throw DecodingError.dataCorruptedError(forKey: .selections, in: container,
+                                                   debugDescription: "a letter or a selecting operation appears twice")
         }
         self.init(selections: selections)
     }

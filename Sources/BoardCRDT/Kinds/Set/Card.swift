@@ -116,7 +116,8 @@ extension Card: Codable {
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let card = Card(code: text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "\"\(text.prefix(8))\" is not a card: \(Card.codeFormat)"))
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                                                    debugDescription: "\"\(text.prefix(8))\" is not a card: \(Card.codeFormat)"))
         }
         self = card
     }

@@ -17,7 +17,8 @@ extension SetTable.Change: Codable {
             let seen = try container.decode([Card].self, forKey: .seen)
             // S4: a pick holds at most three distinct cards.
             guard seen.count <= SetTable.pickSize, Set(seen).count == seen.count else {
-                throw DecodingError.dataCorruptedError(forKey: .seen, in: container, debugDescription: "a pick holds at most 3 distinct cards")
+                throw DecodingError.dataCorruptedError(forKey: .seen, in: container,
+                                                       debugDescription: "a pick holds at most 3 distinct cards")
             }
             self = .choose(card, game: game, seen: seen)
         default:
@@ -77,9 +78,11 @@ extension SetTable.State: Codable {
         var players: [String: SetTable.Player] = [:]
         for player in named {
             guard players[player.name] == nil else {
-                throw DecodingError.dataCorruptedError(forKey: .players, in: container, debugDescription: "player \"\(player.name.prefix(32))\" appears twice")
+                throw DecodingError.dataCorruptedError(forKey: .players, in: container,
+                                                       debugDescription: "player \"\(player.name.prefix(32))\" appears twice")
             }
-            players[player.name] = SetTable.Player(score: player.score, misses: player.misses, picked: player.picked, mismatch: player.mismatch,
+            players[player.name] = SetTable.Player(score: player.score, misses: player.misses, picked: player.picked,
+                                                   mismatch: player.mismatch,
                                                  lost: player.lost ?? [])
         }
         self.init(
@@ -92,7 +95,8 @@ extension SetTable.State: Codable {
         )
         let problems = SetTable.violations(of: self)
         guard problems.isEmpty else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a valid Set table: " + problems.prefix(3).joined(separator: "; ")))
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: decoder.codingPath, debugDescription: "not a valid Set table: " + problems.prefix(3).joined(separator: "; ")))
         }
     }
 

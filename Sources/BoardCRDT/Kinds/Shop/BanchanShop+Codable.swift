@@ -12,12 +12,15 @@ extension Dish: Codable {
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Key.self)
         self.init(id: try c.decode(String.self, forKey: .id), section: try c.decode(ShopSection.self, forKey: .section),
-                  title: try c.decode(String.self, forKey: .title), description: try c.decodeIfPresent(String.self, forKey: .description) ?? "",
+                  title: try c.decode(String.self, forKey: .title),
+                  description: try c.decodeIfPresent(String.self, forKey: .description) ?? "",
                   price: try c.decode(Int.self, forKey: .price), originalPrice: try c.decodeIfPresent(Int.self, forKey: .originalPrice),
-                  badges: try c.decodeIfPresent([String].self, forKey: .badges) ?? [], thumb: try c.decodeIfPresent(String.self, forKey: .thumb),
+                  badges: try c.decodeIfPresent([String].self, forKey: .badges) ?? [],
+                  thumb: try c.decodeIfPresent(String.self, forKey: .thumb),
                   images: try c.decodeIfPresent([String].self, forKey: .images) ?? [],
                   detailImages: try c.decodeIfPresent([String].self, forKey: .detailImages) ?? [],
-                  stock: try c.decodeIfPresent(Int.self, forKey: .stock) ?? 0, available: try c.decodeIfPresent(Bool.self, forKey: .available) ?? true,
+                  stock: try c.decodeIfPresent(Int.self, forKey: .stock) ?? 0,
+                  available: try c.decodeIfPresent(Bool.self, forKey: .available) ?? true,
                   sold: try c.decodeIfPresent(Int.self, forKey: .sold) ?? 0)
     }
 
@@ -58,7 +61,8 @@ public struct FieldValues: Codable, Equatable, Sendable {
         var list: [FieldValue] = []
         for key in c.allKeys {
             guard let field = DishField(rawValue: key.stringValue) else {
-                throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "not a field of a dish one may set (id and sold are not)")
+                throw DecodingError.dataCorruptedError(forKey: key, in: c,
+                                                       debugDescription: "not a field of a dish one may set (id and sold are not)")
             }
             list.append(FieldValue(field, try Self.value(of: field, forKey: key, in: c)))
         }
@@ -110,7 +114,8 @@ extension BanchanShop.Change: Codable {
                              from: try c.decode(FieldValues.self, forKey: .from).list)
         case "restock": self = .restock(try c.decode(String.self, forKey: .dish), by: try c.decode(Int.self, forKey: .by))
         case "set_stock":
-            self = .setStock(try c.decode(String.self, forKey: .dish), to: try c.decode(Int.self, forKey: .to), from: try c.decode(Int.self, forKey: .from))
+            self = .setStock(try c.decode(String.self, forKey: .dish), to: try c.decode(Int.self, forKey: .to),
+                             from: try c.decode(Int.self, forKey: .from))
         case "add_image":
             self = .addImage(name: try c.decode(String.self, forKey: .name),
                              ShopImage(type: try c.decode(String.self, forKey: .type), digest: try c.decode(String.self, forKey: .digest),
@@ -162,11 +167,13 @@ extension BanchanShop.State: Codable {
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Key.self)
-        let state = BanchanShop.State(dishes: try c.decode([Dish].self, forKey: .dishes), images: try c.decode([String: ShopImage].self, forKey: .images),
+        let state = BanchanShop.State(dishes: try c.decode([Dish].self, forKey: .dishes),
+                                      images: try c.decode([String: ShopImage].self, forKey: .images),
                                       orders: try c.decode([PlacedOrder].self, forKey: .orders))
         let problems = BanchanShop.violations(of: state)
         guard problems.isEmpty else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a valid shop: " + problems.prefix(3).joined(separator: "; ")))
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                                                    debugDescription: "not a valid shop: " + problems.prefix(3).joined(separator: "; ")))
         }
         self = state
     }

@@ -80,7 +80,8 @@ public enum BanchanShop: BoardKind {
         case let .removeDish(id): change = .removeDish(id)
         case let .editDish(id, set, from):
             // In `DishField` order, as its JSON decodes: every replica holds the same change.
-            change = .editDish(id, set: set.sorted { $0.field.order < $1.field.order }, from: from.sorted { $0.field.order < $1.field.order })
+            change = .editDish(id, set: set.sorted { $0.field.order < $1.field.order },
+                               from: from.sorted { $0.field.order < $1.field.order })
         case let .restock(id, by): change = .restock(id, by: by)
         case let .setStock(id, to, from): change = .setStock(id, to: to, from: from)
         case let .addImage(name, image): change = .addImage(name: name, image)
@@ -113,7 +114,9 @@ public enum BanchanShop: BoardKind {
         case let .addDish(dish):
             if let problem = DishRules.problem(with: dish, images: state.images) { return .refused(problem) }
             if state.index(of: dish.id) != nil { return .refused(.duplicateID(dish.id)) }
-            guard state.dishes.count < dishesMax else { return .refused(.full("a shop holds at most \(dishesMax) dishes; remove one first")) }
+            guard state.dishes.count < dishesMax else {
+                return .refused(.full("a shop holds at most \(dishesMax) dishes; remove one first"))
+            }
             var added = dish
             added.sold = 0
             insert(added, into: &state)
@@ -135,7 +138,9 @@ public enum BanchanShop: BoardKind {
             guard let index = state.index(of: id) else { return .refused(.unknownDish(id)) }
             let stock = state.dishes[index].stock
             guard stock == from else { return .refused(.stale([FieldValue(.stock, .int(stock))])) }
-            guard stockRange.contains(to) else { return .refused(.badField(field: "to", why: "stock stays within 0 to \(stockRange.upperBound)")) }
+            guard stockRange.contains(to) else {
+                return .refused(.badField(field: "to", why: "stock stays within 0 to \(stockRange.upperBound)"))
+            }
             if to == from { return .unchanged }
             state.dishes[index].stock = to
             return .applied
@@ -144,7 +149,9 @@ public enum BanchanShop: BoardKind {
             if let known = state.images[name] {
                 return known == image ? .unchanged : .refused(.imageExists(name))
             }
-            guard state.storedImages < imagesMax else { return .refused(.full("a shop holds at most \(imagesMax) images besides the sample's")) }
+            guard state.storedImages < imagesMax else {
+                return .refused(.full("a shop holds at most \(imagesMax) images besides the sample's"))
+            }
             state.images[name] = image
             return .applied
         }

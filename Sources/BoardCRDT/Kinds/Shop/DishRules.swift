@@ -40,7 +40,9 @@ enum DishRules {
         guard dish.description.count <= 500 else { return bad(.description, "at most 500 characters") }
         guard BanchanShop.priceRange.contains(dish.price) else { return bad(.price, "a whole number of won from 0 to 10,000,000") }
         if let original = dish.originalPrice {
-            guard BanchanShop.priceRange.contains(original) else { return bad(.originalPrice, "null, or a whole number of won up to 10,000,000") }
+            guard BanchanShop.priceRange.contains(original) else {
+                return bad(.originalPrice, "null, or a whole number of won up to 10,000,000")
+            }
             guard original > dish.price else {
                 let field: DishField = blaming.contains(.originalPrice) || !blaming.contains(.price) ? .originalPrice : .price
                 return bad(field, "the original price must be above the price (or null: no discount)")
@@ -48,9 +50,13 @@ enum DishRules {
         }
         guard dish.badges.count <= 5 else { return bad(.badges, "at most 5 badges") }
         guard dish.badges.allSatisfy({ isLine($0, 1...20) }) else { return bad(.badges, "each badge 1 to 20 characters on one line") }
-        if let thumb = dish.thumb, images[thumb] == nil { return bad(.thumb, "no image \"\(thumb.prefix(64))\" is stored; upload it first") }
+        if let thumb = dish.thumb, images[thumb] == nil {
+            return bad(.thumb, "no image \"\(thumb.prefix(64))\" is stored; upload it first")
+        }
         guard dish.images.count <= 10 else { return bad(.images, "at most 10 images") }
-        if let missing = dish.images.first(where: { images[$0] == nil }) { return bad(.images, "no image \"\(missing.prefix(64))\" is stored; upload it first") }
+        if let missing = dish.images.first(where: { images[$0] == nil }) {
+            return bad(.images, "no image \"\(missing.prefix(64))\" is stored; upload it first")
+        }
         guard dish.detailImages.count <= 20 else { return bad(.detailImages, "at most 20 detail images") }
         if let missing = dish.detailImages.first(where: { images[$0] == nil }) {
             return bad(.detailImages, "no image \"\(missing.prefix(64))\" is stored; upload it first")
@@ -67,17 +73,25 @@ enum DishRules {
         for line in lines {
             guard isDishID(line.dish) else { return .badField(field: "dish", why: "a dish id: 1 to 32 of a-z, 0-9, _ and -") }
             guard BanchanShop.quantityRange.contains(line.quantity) else { return .badField(field: "quantity", why: "1 to 99 of a dish") }
-            guard BanchanShop.priceRange.contains(line.price) else { return .badField(field: "price", why: "the price you saw, 0 to 10,000,000 won") }
+            guard BanchanShop.priceRange.contains(line.price) else {
+                return .badField(field: "price", why: "the price you saw, 0 to 10,000,000 won")
+            }
         }
         return nil
     }
 
     /// P4: a name of the right form whose bytes are of its type, at most 1 MiB.
     static func imageProblem(name: String, image: ShopImage) -> ShopRefusal? {
-        guard isImageName(name) else { return .badField(field: "name", why: "1 to 64 of a-z, 0-9, ., _ and -, ending in .png, .jpg, .webp or .svg") }
-        guard imageType(of: name) == image.type else { return .badField(field: "type", why: "the bytes are not of the type the name ends in") }
+        guard isImageName(name) else {
+            return .badField(field: "name", why: "1 to 64 of a-z, 0-9, ., _ and -, ending in .png, .jpg, .webp or .svg")
+        }
+        guard imageType(of: name) == image.type else {
+            return .badField(field: "type", why: "the bytes are not of the type the name ends in")
+        }
         guard (1...(1 << 20)).contains(image.bytes) else { return .badField(field: "bytes", why: "an image is 1 byte to 1 MiB") }
-        guard image.digest.count == 64, image.digest.allSatisfy(\.isHexDigit) else { return .badField(field: "digest", why: "a SHA-256 in hex") }
+        guard image.digest.count == 64, image.digest.allSatisfy(\.isHexDigit) else {
+            return .badField(field: "digest", why: "a SHA-256 in hex")
+        }
         return nil
     }
 }

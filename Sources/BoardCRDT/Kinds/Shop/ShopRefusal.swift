@@ -38,7 +38,8 @@ public enum ShopRefusal: KindRefusal, CustomStringConvertible {
             switch first.code {
             case "sold_out": return "line \(first.index + 1) is sold out\(more)"
             case "not_enough_stock": return "line \(first.index + 1): only \(first.available ?? 0) left\(more)"
-            case "price_changed": return "line \(first.index + 1): the price is now \(first.price ?? 0) won; order again at the new price\(more)"
+            case "price_changed": return "line \(first.index + 1): the price is now \(first.price ?? 0) won; " +
+                                         "order again at the new price\(more)"
             default: return "line \(first.index + 1) is not on sale\(more)"
             }
         case let .badField(field, why): return "\(field): \(why)"

@@ -54,19 +54,22 @@ extension FruitStock.State: Codable {
         var state = FruitStock.State(stock: [:], made: [:], recent: try container.decode([FruitStock.MadeJuice].self, forKey: .recent))
         for (name, count) in stock {
             guard let fruit = Fruit(rawValue: name) else {
-                throw DecodingError.dataCorruptedError(forKey: .stock, in: container, debugDescription: "unknown fruit \"\(name.prefix(16))\"")
+                throw DecodingError.dataCorruptedError(forKey: .stock, in: container,
+                                                       debugDescription: "unknown fruit \"\(name.prefix(16))\"")
             }
             state.stock[fruit] = count
         }
         for (name, count) in made {
             guard let juice = Juice(rawValue: name) else {
-                throw DecodingError.dataCorruptedError(forKey: .made, in: container, debugDescription: "unknown juice \"\(name.prefix(16))\"")
+                throw DecodingError.dataCorruptedError(forKey: .made, in: container,
+                                                       debugDescription: "unknown juice \"\(name.prefix(16))\"")
             }
             state.made[juice] = count
         }
         let problems = FruitStock.violations(of: state)
         guard problems.isEmpty else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a valid stock: " + problems.prefix(3).joined(separator: "; ")))
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                                                    debugDescription: "not a valid stock: " + problems.prefix(3).joined(separator: "; ")))
         }
         self = state
     }

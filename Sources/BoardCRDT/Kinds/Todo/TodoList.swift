@@ -257,7 +257,8 @@ public enum TodoList: BoardKind {
         let bytes = id.utf8
         guard !bytes.isEmpty, bytes.count <= maxIDLength else { return false }
         return bytes.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x5F || byte == 0x2D
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x5F
+                || byte == 0x2D
         }
     }
 

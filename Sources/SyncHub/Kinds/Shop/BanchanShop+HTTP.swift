@@ -57,7 +57,9 @@ enum ShopImages {
         if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return "image/png" }
         if bytes.starts(with: [0xFF, 0xD8, 0xFF]) { return "image/jpeg" }
         if bytes.count >= 12, bytes.starts(with: Array("RIFF".utf8)), Array(bytes[8..<12]) == Array("WEBP".utf8) { return "image/webp" }
-        guard let text = String(validating: bytes.prefix(4096), as: UTF8.self) ?? String(validating: bytes, as: UTF8.self) else { return nil }
+        guard let text = String(validating: bytes.prefix(4096), as: UTF8.self) ?? String(validating: bytes, as: UTF8.self) else {
+            return nil
+        }
         var rest = Substring(text)
         if rest.hasPrefix("\u{FEFF}") { rest = rest.dropFirst() }
         while true {
@@ -98,14 +100,19 @@ extension HubServer {
         }
         withBoard(board, exchange: exchange) { [self] ready in
             guard ready else {
-                return server.answer(exchange, with: json(503, #"{"error":"unavailable","message":"the shop could not be read from the store; try again"}"#))
+                return server.answer(
+                    exchange, with: json(503, #"{"error":"unavailable","message":"the shop could not be read from the store; try again"}"#))
             }
             guard let named = core.image(named: name, on: board), !named.digest.isEmpty else {
-                return server.answer(exchange, with: json(404, #"{"error":"unknown_image","message":"this shop has no image by that name"}"#))
+                return server.answer(exchange,
+                                     with: json(404, #"{"error":"unknown_image","message":"this shop has no image by that name"}"#))
             }
             imageBytes(board, digest: named.digest, exchange: exchange) { [self] result in
                 guard case let .success(stored?) = result else {
-                    return server.answer(exchange, with: json(503, #"{"error":"unavailable","message":"the image's bytes could not be read from the store; try again"}"#))
+                    return server.answer(
+                        exchange,
+                        with: json(503,
+                                   #"{"error":"unavailable","message":"the image's bytes could not be read from the store; try again"}"#))
                 }
                 server.answer(exchange, with: imageResponse(type: stored.type, bytes: stored.bytes,
                                                             etag: "\"sha256-\(named.digest.prefix(32))\"", request: request))
@@ -116,8 +123,12 @@ extension HubServer {
 
     private func imageResponse(type: String, bytes: [UInt8], etag: String, request: RequestHead) -> HTTPResponse {
         if let match = request.ifNoneMatch,
-           match.split(separator: ",").contains(where: { let tag = $0.trimmingCharacters(in: .whitespaces); return tag == etag || tag == "*" }) {
-            return HTTPResponse(status: 304, contentType: type, body: [], cacheable: true, cacheControl: ShopImages.cacheControl, etag: etag,
+           match.split(separator: ",").contains(where: {
+               let tag = $0.trimmingCharacters(in: .whitespaces)
+               return tag == etag || tag == "*"
+           }) {
+            return HTTPResponse(status: 304, contentType: type, body: [], cacheable: true, cacheControl: ShopImages.cacheControl,
+                                etag: etag,
                                 contentSecurityPolicy: ShopImages.contentSecurityPolicy)
         }
         return HTTPResponse(status: 200, contentType: type, body: bytes, cacheable: true,
@@ -133,10 +144,14 @@ extension HubServer {
     /// the board, once the bytes are stored).
     func refuseUpload(_ name: String, to board: BoardAddress, request: RequestHead) -> HTTPResponse? {
         guard BanchanShop.isImageName(name) else {
-            return json(400, #"{"error":"bad_name","message":"an image name is 1 to 64 of a-z, 0-9, ., _ and -, ending in .png, .jpg, .webp or .svg"}"#)
+            return json(
+                400,
+                #"{"error":"bad_name","message":"an image name is 1 to 64 of a-z, 0-9, ., _ and -, ending in .png, .jpg, .webp or .svg"}"#)
         }
         if let refusal = adminRefusal(for: board, request: request) { return refusal }
-        if !core.holds(board: board), let refusal = core.admits(board: board) { return json(refusal.status, "{\"error\":\"unavailable\",\"message\":" + Self.quoted(refusal.message) + "}") }
+        if !core.holds(board: board), let refusal = core.admits(board: board) {
+            return json(refusal.status, "{\"error\":\"unavailable\",\"message\":" + Self.quoted(refusal.message) + "}")
+        }
         return nil
     }
 
@@ -148,13 +163,16 @@ extension HubServer {
         }
         guard let declared = BanchanShop.imageType(of: name) else { return json(400, #"{"error":"bad_name","message":"no image type"}"#) }
         guard !body.isEmpty, ShopImages.type(of: body) == declared else {
-            return json(415, "{\"error\":\"wrong_type\",\"message\":" + Self.quoted("the bytes are not \(declared), as the name's ending says") + "}")
+            return json(
+                415,
+                "{\"error\":\"wrong_type\",\"message\":" + Self.quoted("the bytes are not \(declared), as the name's ending says") + "}")
         }
         let digest = ShopImages.digest(of: body)
         let etag = "\"sha256-\(digest.prefix(32))\""
         withBoard(board, exchange: exchange) { [self] ready in
             guard ready else {
-                return server.answer(exchange, with: json(503, #"{"error":"unavailable","message":"the shop could not be read from the store; try again"}"#))
+                return server.answer(
+                    exchange, with: json(503, #"{"error":"unavailable","message":"the shop could not be read from the store; try again"}"#))
             }
             // A name the shop already holds is answered without storing anything again.
             if let named = core.image(named: name, on: board) {
@@ -167,7 +185,8 @@ extension HubServer {
             putImageBytes(board, digest: digest, type: declared, bytes: body, exchange: exchange) { [self] failure in
                 if let failure {
                     logger.error("cannot store an image", metadata: ["board": "\(board)", "error": "\(failure)"])
-                    return server.answer(exchange, with: json(503, #"{"error":"unavailable","message":"the image could not be stored; try again"}"#))
+                    return server.answer(exchange,
+                                         with: json(503, #"{"error":"unavailable","message":"the image could not be stored; try again"}"#))
                 }
                 let intent = BanchanShop.Intent.addImage(name: name, ShopImage(type: declared, digest: digest, bytes: body.count))
                 let frame = ParsedFrame(key: nil, ref: nil, isOperations: false, isHello: false,
@@ -249,7 +268,8 @@ extension HubServer {
         }
         withBoard(route.board, exchange: exchange) { [self] ready in
             guard ready else {
-                return server.answer(exchange, with: json(503, #"{"error":"unavailable","message":"the shop could not be read from the store; try again"}"#))
+                return server.answer(
+                    exchange, with: json(503, #"{"error":"unavailable","message":"the shop could not be read from the store; try again"}"#))
             }
             guard let answer = core.read(route.rest, on: route.board) else {
                 return server.answer(exchange, with: json(404, #"{"error":"not_found","message":"no such path in a shop"}"#))

@@ -67,7 +67,8 @@ enum ShopDrawings {
         out += pieces(palette, center: 80, radius: soup ? 40 : 38, count: soup ? 5 : 9, size: soup ? 10 : 12)
         if soup {
             for x in [62, 80, 98] {
-                out += ##"<path d="M\##(x) 30 q 8 -8 0 -16 q -8 -8 0 -16" fill="none" stroke="#ffffffaa" stroke-width="3" stroke-linecap="round"/>"##
+                out += ##"<path d="M\##(x) 30 q 8 -8 0 -16 q -8 -8 0 -16" fill="none" stroke="#ffffffaa" stroke-width="3" "## +
+                       ##"stroke-linecap="round"/>"##
             }
         }
         return out + "</svg>"
@@ -80,12 +81,14 @@ enum ShopDrawings {
         out += ##"<ellipse cx="240" cy="175" rx="170" ry="120" fill="\##(palette.rim)" stroke="#00000022" stroke-width="3"/>"##
         out += ##"<ellipse cx="240" cy="170" rx="130" ry="88" fill="\##(palette.sauce)"/>"##
         out += pieces(palette, center: 240, radius: 90, count: 14, size: 18, squash: 0.66, centerY: 170)
-        out += ##"<rect x="40" y="262" width="120" height="10" rx="5" fill="#8b6b45"/><rect x="330" y="258" width="10" height="50" rx="5" fill="#8b6b45"/>"##
+        out += ##"<rect x="40" y="262" width="120" height="10" rx="5" fill="#8b6b45"/><rect x="330" y="258" width="10" height="50" "## +
+               ##"rx="5" fill="#8b6b45"/>"##
         return out + "</svg>"
     }
 
     /// Pieces of the main ingredient and a garnish, spread over the dish.
-    static func pieces(_ palette: Palette, center: Int, radius: Int, count: Int, size: Int, squash: Double = 1, centerY: Int? = nil) -> String {
+    static func pieces(_ palette: Palette, center: Int, radius: Int, count: Int, size: Int, squash: Double = 1,
+                       centerY: Int? = nil) -> String {
         let angles = palette.numbers(count, below: 360, salt: 1)
         let distances = palette.numbers(count, below: max(1, radius - size), salt: 2)
         var out = ""
@@ -93,7 +96,8 @@ enum ShopDrawings {
             let angle = Double(angles[index]) * .pi / 180
             let x = Double(center) + cos(angle) * Double(distances[index])
             let y = Double(centerY ?? center) + sin(angle) * Double(distances[index]) * squash
-            out += ##"<ellipse cx="\##(Int(x))" cy="\##(Int(y))" rx="\##(size)" ry="\##(size * 3 / 4)" fill="\##(palette.food)" transform="rotate(\##(angles[index]) \##(Int(x)) \##(Int(y)))"/>"##
+            out += ##"<ellipse cx="\##(Int(x))" cy="\##(Int(y))" rx="\##(size)" ry="\##(size * 3 / 4)" fill="\##(palette.food)" "## +
+                   ##"transform="rotate(\##(angles[index]) \##(Int(x)) \##(Int(y)))"/>"##
         }
         let garnish = palette.numbers(count, below: 360, salt: 3)
         for index in 0..<count {

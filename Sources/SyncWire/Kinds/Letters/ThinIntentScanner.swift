@@ -12,7 +12,9 @@ public enum ThinIntentScanner {
         var fields: (letter: Letter?, to: Int?, ref: String?, key: String?) = (nil, nil, nil, nil)
         var seen: UInt8 = 0
         func skipSpace() {
-            while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09 { index += 1 }
+            while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09 {
+                index += 1
+            }
         }
         func string() -> UnsafeRawBufferPointer? {
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
@@ -43,7 +45,8 @@ public enum ThinIntentScanner {
             return negative ? -value : value
         }
         func equals(_ buffer: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
-            buffer.count == text.utf8CodeUnitCount && buffer.elementsEqual(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+            buffer.count == text.utf8CodeUnitCount && buffer.elementsEqual(UnsafeBufferPointer(start: text.utf8Start,
+                                                                                               count: text.utf8CodeUnitCount))
         }
 
         skipSpace()

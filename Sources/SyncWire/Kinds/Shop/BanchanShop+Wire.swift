@@ -82,13 +82,16 @@ extension BanchanShop: WireKind {
             }
             return .order(lines)
         case "add_dish":
-            guard let sectionName = fields.section else { throw ProtocolError("missing_field", "add_dish needs \"section\": main, soup or side") }
+            guard let sectionName = fields.section else {
+                throw ProtocolError("missing_field", "add_dish needs \"section\": main, soup or side")
+            }
             // P10: an unknown section is a refused value, like a bad price.
             guard let section = ShopSection(rawValue: sectionName) else { return .addDishToUnknownSection(sectionName) }
             guard let title = fields.title else { throw ProtocolError("missing_field", "add_dish needs \"title\"") }
             guard let price = fields.price else { throw ProtocolError("missing_field", "add_dish needs \"price\": won, 0 to 10,000,000") }
             let dish = Dish(id: fields.id ?? "", section: section, title: title, description: fields.description ?? "", price: price,
-                            originalPrice: fields.originalPrice, badges: fields.badges ?? [], thumb: fields.thumb, images: fields.images ?? [],
+                            originalPrice: fields.originalPrice, badges: fields.badges ?? [], thumb: fields.thumb,
+                            images: fields.images ?? [],
                             detailImages: fields.detailImages ?? [], stock: fields.stock ?? 0, available: fields.available ?? true)
             return .addDish(dish, idGiven: fields.id != nil)
         case "edit_dish":
@@ -154,7 +157,8 @@ extension BanchanShop: WireKind {
                 ShapeMember("id", .string(section.rawValue)),
                 ShapeMember("title", .string(section.title)),
                 ShapeMember("subtitle", .string(section.subtitle)),
-                ShapeMember("dishes", .identified(state.dishes(in: section).map { IdentifiedShape(id: $0.id, dishShape($0, section: false)) })),
+                ShapeMember("dishes",
+                            .identified(state.dishes(in: section).map { IdentifiedShape(id: $0.id, dishShape($0, section: false)) })),
             ]))
         }
         return [ShapeMember("sections", .identified(sections))]
@@ -193,7 +197,8 @@ extension BanchanShop: WireKind {
         case let .addDish(dish): "{\"op\":\"add_dish\",\"dish\":{" + dishMembers(dish, withID: true, section: true, sold: true) + "}}"
         case let .removeDish(id): "{\"op\":\"remove_dish\",\"dish\":" + quoted(id) + "}"
         case let .editDish(id, set, from):
-            "{\"op\":\"edit_dish\",\"dish\":" + quoted(id) + ",\"set\":" + json(FieldValues(set)) + ",\"from\":" + json(FieldValues(from)) + "}"
+            "{\"op\":\"edit_dish\",\"dish\":" + quoted(id) + ",\"set\":" + json(FieldValues(set)) + ",\"from\":" + json(FieldValues(from))
+                + "}"
         case let .restock(id, by): "{\"op\":\"restock\",\"dish\":" + quoted(id) + ",\"by\":\(by)}"
         case let .setStock(id, to, from): "{\"op\":\"set_stock\",\"dish\":" + quoted(id) + ",\"to\":\(to),\"from\":\(from)}"
         case let .addImage(name, image):

@@ -22,10 +22,13 @@ extension FruitStock: WireKind {
         switch type {
         case "make":
             guard let name = fields.juice else {
-                throw ProtocolError("missing_field", "make needs \"juice\": one of \(Juice.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw ProtocolError("missing_field",
+                                    "make needs \"juice\": one of \(Juice.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             guard let juice = Juice(rawValue: name) else {
-                throw ProtocolError("bad_juice", "\"\(name.prefix(32))\" is not a juice; use one of \(Juice.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw ProtocolError(
+                    "bad_juice",
+                    "\"\(name.prefix(32))\" is not a juice; use one of \(Juice.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             return .make(juice)
         case "restock":
@@ -67,12 +70,14 @@ extension FruitStock: WireKind {
         let total = state.made.values.reduce(0) { $0 &+ $1 }
         let first = total &- state.recent.count
         let recent: [IdentifiedShape] = state.recent.enumerated().map { index, made in
-            IdentifiedShape(id: String(first &+ index), .object([ShapeMember("who", .string(made.who)), ShapeMember("juice", .string(made.juice.rawValue))]))
+            IdentifiedShape(id: String(first &+ index),
+                            .object([ShapeMember("who", .string(made.who)), ShapeMember("juice", .string(made.juice.rawValue))]))
         }
         return [
             ShapeMember("stock", .object(Fruit.allCases.map { ShapeMember($0.rawValue, .int(state.count(of: $0))) })),
             ShapeMember("can_make", .object(Juice.allCases.map { ShapeMember($0.rawValue, .int(state.canMake($0))) })),
-            ShapeMember("made", .object(Juice.allCases.compactMap { juice in state.made[juice].map { ShapeMember(juice.rawValue, .int($0)) } })),
+            ShapeMember("made",
+                        .object(Juice.allCases.compactMap { juice in state.made[juice].map { ShapeMember(juice.rawValue, .int($0)) } })),
             ShapeMember("recent", .identified(recent)),
         ]
     }

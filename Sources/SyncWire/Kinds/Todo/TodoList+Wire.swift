@@ -54,7 +54,13 @@ extension TodoList: WireKind {
             case "id": guard let text = fields.string(range) else { return nil }; id = text
             case "done": guard let flag = fields.bool(range) else { return nil }; done = flag
             case "after":
-                if fields.isNull(range) { after = .some(nil) } else if let text = fields.string(range) { after = .some(text) } else { return nil }
+                if fields.isNull(range) {
+                    after = .some(nil)
+                } else if let text = fields.string(range) {
+                    after = .some(text)
+                } else {
+                    return nil
+                }
             case "ref": guard let text = fields.string(range), text.count <= ClientLimits.maxRefLength else { return nil }; ref = text
             case "key":
                 guard let text = fields.string(range), !text.isEmpty, text.count <= ClientLimits.maxKeyLength else { return nil }

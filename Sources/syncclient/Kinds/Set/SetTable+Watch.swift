@@ -17,7 +17,9 @@ extension SetController: KindScreen {
         let state = snapshot.board
         guard state.game > 0 else { return "\(boardName) v\(snapshot.version): no game yet" }
         let table = state.table.map { $0?.code ?? "----" }.joined(separator: " ")
-        let players = state.players.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.score)/\($0.value.misses)" }.joined(separator: " ")
+        let players = state.players.sorted { $0.key < $1.key }
+            .map { "\($0.key) \($0.value.score)/\($0.value.misses)" }
+            .joined(separator: " ")
         return "\(boardName) v\(snapshot.version) game \(state.game): deck \(state.deck.count), \(state.setsOnTable) sets on table"
             + (state.over ? ", over" : "") + " | \(table)" + (players.isEmpty ? "" : " | \(players)")
     }

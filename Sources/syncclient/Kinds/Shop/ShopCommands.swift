@@ -120,7 +120,8 @@ struct ShopListCommand: ParsableCommand {
 struct ShopOrderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "order",
-        abstract: "Order DISH[xQUANTITY]... at the prices shown now; all or nothing. Exit 1 if refused (sold_out, not_enough_stock, unavailable, price_changed).",
+        abstract: "Order DISH[xQUANTITY]... at the prices shown now; all or nothing. Exit 1 if refused (sold_out, not_enough_stock, " +
+                  "unavailable, price_changed).",
         discussion: "Example: syncclient shop order ws://127.0.0.1:8080/shop/demo galbijjim x2 jeyuk")
     @OptionGroup var board: BoardOptions
     @Argument(help: "Dishes by id, each optionally followed by xN (or :N) for a quantity, e.g. galbijjim x2 or galbijjim:2.")
@@ -163,7 +164,9 @@ struct ShopAddCommand: ParsableCommand {
     @Option(help: "The name of a stored image for its thumbnail (and first picture).") var thumb: String?
 
     func run() throws {
-        guard let section = ShopSection(rawValue: section) else { throw ValidationError("SECTION must be main, soup or side, not \(self.section)") }
+        guard let section = ShopSection(rawValue: section) else {
+            throw ValidationError("SECTION must be main, soup or side, not \(self.section)")
+        }
         let url = try shopURL(board)
         let dish = Dish(id: id ?? "", section: section, title: title, description: description, price: price, originalPrice: originalPrice,
                         badges: badge, thumb: thumb, images: thumb.map { [$0] } ?? [], stock: stock)
@@ -188,7 +191,8 @@ struct ShopEditCommand: ParsableCommand {
         var set: [String: Any] = [:]
         for assignment in assignments {
             guard let equals = assignment.firstIndex(of: "="), let field = DishField(rawValue: String(assignment[..<equals])) else {
-                throw ValidationError("write FIELD=VALUE with a field of \(DishField.allCases.map(\.rawValue).joined(separator: ", ")), not \(assignment)")
+                throw ValidationError("write FIELD=VALUE with a field of \(DishField.allCases.map(\.rawValue).joined(separator: ", ")), " +
+                                      "not \(assignment)")
             }
             set[field.rawValue] = try Self.value(String(assignment[assignment.index(after: equals)...]), for: field)
         }
@@ -239,7 +243,8 @@ struct ShopRemoveCommand: ParsableCommand {
 
 struct ShopRestockCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "restock", abstract: "Add BY (negative takes away) to DISH's stock. Exit 1 outside 0...9999 (out_of_range). Admin only.")
+        commandName: "restock",
+        abstract: "Add BY (negative takes away) to DISH's stock. Exit 1 outside 0...9999 (out_of_range). Admin only.")
     @OptionGroup var board: BoardOptions
     @Argument(help: "The dish's id.") var dish: String
     // Collected this way so that a negative number is not read as an option.
@@ -248,7 +253,8 @@ struct ShopRestockCommand: ParsableCommand {
     func run() throws {
         let numbers = by.filter { $0 != "--" }
         guard numbers.count == 1, let amount = Int(numbers[0]) else {
-            throw ValidationError("BY must be one whole number, e.g. 5 or -2, not \(numbers.isEmpty ? "nothing" : numbers.joined(separator: " "))")
+            throw ValidationError("BY must be one whole number, e.g. 5 or -2, not " +
+                                  "\(numbers.isEmpty ? "nothing" : numbers.joined(separator: " "))")
         }
         try runShop(try shopURL(board), board, .restock(dish, by: amount))
     }
@@ -256,7 +262,8 @@ struct ShopRestockCommand: ParsableCommand {
 
 struct ShopSetStockCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "set-stock", abstract: "Set DISH's stock to TO if it is still what it is now (or --from). Exit 1 if it changed (stale). Admin only.")
+        commandName: "set-stock",
+        abstract: "Set DISH's stock to TO if it is still what it is now (or --from). Exit 1 if it changed (stale). Admin only.")
     @OptionGroup var board: BoardOptions
     @Argument(help: "The dish's id.") var dish: String
     @Argument(help: "The new stock, 0...9999.") var to: Int
@@ -292,7 +299,8 @@ struct ShopImagePutCommand: ParsableCommand {
         let url = try shopURL(board)
         let imageName = name ?? URL(fileURLWithPath: file).lastPathComponent.lowercased()
         guard BanchanShop.isImageName(imageName) else {
-            throw ValidationError("the image's name must be 1 to 64 of a-z, 0-9, ., _ and -, ending in .png, .jpg, .webp or .svg: \(imageName)")
+            throw ValidationError("the image's name must be 1 to 64 of a-z, 0-9, ., _ and -, ending in .png, .jpg, .webp or .svg: " +
+                                  "\(imageName)")
         }
         guard let bytes = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read \(file)") }
         let scheme = url.description.hasPrefix("wss://") ? "https" : "http"

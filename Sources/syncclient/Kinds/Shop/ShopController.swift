@@ -235,7 +235,9 @@ struct ShopController: Sendable {
                 return []
             }
             let index = top + mouse.y - ShopScreen.listTop
-            guard mouse.y >= ShopScreen.listTop, mouse.y < ShopScreen.listTop + visibleRows, index >= 0, index < rows.count else { return [] }
+            guard mouse.y >= ShopScreen.listTop, mouse.y < ShopScreen.listTop + visibleRows, index >= 0, index < rows.count else {
+                return []
+            }
             cursor = index
             return open(rows[index])
         default: return []

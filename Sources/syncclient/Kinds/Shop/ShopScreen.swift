@@ -41,7 +41,8 @@ enum ShopScreen {
         case .list: drawList(c, on: &canvas, colour: colour)
         case let .detail(id): drawDetail(c, id: id, on: &canvas, colour: colour)
         }
-        let help = c.page == .list ? "Up/Down move · Enter open / count · q quit" : "+/- quantity · o order · [ ] pictures · Esc back · q quit"
+        let help = c.page == .list ? "Up/Down move · Enter open / count · q quit"
+            : "+/- quantity · o order · [ ] pictures · Esc back · q quit"
         let status = c.message.map { " \($0)" } ?? " \(help)"
         canvas.fill(Rect(x: 0, y: c.height - 1, width: c.width, height: 1), style: c.messageIsRefusal ? .refusal : .statusBar)
         canvas.write(status, x: 0, y: c.height - 1, style: c.messageIsRefusal ? .refusal : .statusBar)

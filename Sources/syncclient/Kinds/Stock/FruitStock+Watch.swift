@@ -16,7 +16,8 @@ extension StockController: KindScreen {
         guard previous == nil || previous?.board != snapshot.board else { return nil }
         let state = snapshot.board
         let counts = Fruit.allCases.map { "\($0) \(state.count(of: $0))" }.joined(separator: " ")
-        var line = "\(boardName) v\(snapshot.version): \(counts) | made \(state.made.values.reduce(0) { $0.addingReportingOverflow($1).overflow ? Int.max : $0 + $1 })"
+        var line = "\(boardName) v\(snapshot.version): \(counts) | made " +
+                   "\(state.made.values.reduce(0) { $0.addingReportingOverflow($1).overflow ? Int.max : $0 + $1 })"
         if let last = state.recent.last { line += " | \(last.who.isEmpty ? "someone" : last.who) \(last.juice.title)" }
         return line
     }

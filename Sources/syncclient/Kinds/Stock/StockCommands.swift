@@ -65,7 +65,8 @@ struct StockRestockCommand: ParsableCommand {
     func run() throws {
         let numbers = by.filter { $0 != "--" }
         guard numbers.count == 1, let amount = Int(numbers[0]) else {
-            throw ValidationError("BY must be one whole number, e.g. 1 or -1, not \(numbers.isEmpty ? "nothing" : numbers.joined(separator: " "))")
+            throw ValidationError("BY must be one whole number, e.g. 1 or -1, not " +
+                                  "\(numbers.isEmpty ? "nothing" : numbers.joined(separator: " "))")
         }
         try runStock(board, .restock(try fruitArgument(fruit), by: amount))
     }

@@ -117,7 +117,8 @@ struct TodoController: Sendable {
     }
 
     static func deletedMessage(by who: String?) -> String {
-        ScreenModel.refusalText(code: "no_such_item", message: (who ?? "").isEmpty ? "someone deleted this reminder" : "\(who ?? "") deleted this reminder")
+        ScreenModel.refusalText(code: "no_such_item",
+                                message: (who ?? "").isEmpty ? "someone deleted this reminder" : "\(who ?? "") deleted this reminder")
     }
 
     // MARK: Keys (TV2, TV5)
