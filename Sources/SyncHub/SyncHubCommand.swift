@@ -9,8 +9,8 @@ import WebSocketLoop
 struct SyncHubCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "synchub",
-        abstract: "Hosts shared boards of every kind over WebSocket: ws://HOST:PORT/boards/NAME (letters), /set/NAME, /stock/NAME, " +
-                  "/todo/NAME.",
+        abstract: "Hosts shared boards of every kind over WebSocket: ws://HOST:PORT/KIND/NAME, KIND one of "
+                  + HostedKinds.all.map { $0.pathSegment }.joined(separator: ", ") + ".",
         discussion: """
             Boards are kept in an embedded SQLite store under --data (default ./data) and survive \
             restarts; an ack is sent only once its change is on disk. --in-memory keeps nothing. \

@@ -8,9 +8,9 @@ struct SyncClientCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "syncclient",
         abstract: "Watch, play, script and load-test SyncHub boards of every kind.",
-        discussion: """
-            URL is ws://HOST:PORT/KIND/NAME (/boards/NAME for the letter board, /set/NAME, /stock/NAME, \
-            /todo/NAME), or wss://... for a hub with TLS (--ca FILE, --insecure). \
+        discussion: "URL is ws://HOST:PORT/KIND/NAME (KIND one of " + WatchedKinds.all.map { $0.pathSegment }.joined(separator: ", ")
+            + """
+            ), or wss://... for a hub with TLS (--ca FILE, --insecure). \
             A hub that checks tokens takes --token TOKEN or SYNCHUB_TOKEN (a refused token: exit 2, \
             "not allowed: ..."). One-shot commands exit 0 once the hub acknowledged, \
             1 when it refused (its message on standard error), 2 on a usage or connection error.

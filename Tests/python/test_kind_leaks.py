@@ -22,7 +22,6 @@ KNOWN = {
     "Sources/SyncHub/Core/BoardAddress.swift": 1,          # the letter board's bare-name legacy path
     "Sources/SyncHub/Shell/HubServer+Admin.swift": 3,      # the console's examples in its 400 messages
     "Sources/SyncHub/Shell/HubServer.swift": 1,
-    "Sources/SyncHub/SyncHubCommand.swift": 1,             # the help's list of paths
     "Sources/syncclient/Admin/AdminActions.swift": 1,      # help examples
     "Sources/syncclient/Admin/AdminReads.swift": 3,        # help examples
     "Sources/syncclient/Bench/BenchWorker.swift": 5,       # bench tallies per kind
@@ -30,10 +29,9 @@ KNOWN = {
     "Sources/syncclient/Bench/ShopBench.swift": 3,
     "Sources/syncclient/Bench/StockBench.swift": 3,
     "Sources/syncclient/Bench/TodoBench.swift": 3,
-    "Sources/syncclient/Commands/BenchCommand.swift": 5,
+    "Sources/syncclient/Commands/BenchCommand.swift": 6,
     "Sources/syncclient/Commands/OneShotCommands.swift": 5,
     "Sources/syncclient/Commands/WatchCommand.swift": 4,   # the help's keys per kind
-    "Sources/syncclient/SyncClientCommand.swift": 2,       # the help's list of paths
 }
 
 
