@@ -328,6 +328,12 @@ class ThinClient(Link):
                 self.stats["resent"] += 1
                 await self._send(key)
 
+    def resend_differs(self, key, entry, answer):
+        """A resent key got another answer than its first: a violation (a
+        cluster's check allows one case, `ClusterThin.resend_differs`)."""
+        self.events.violation(f"{self.name}: key {key} {entry['intent']} answered {entry['answers'][0][0]} first, "
+                              f"then {answer} to a resend")
+
     def frame(self, m):
         kind = m.get("type")
         if kind == "state":
@@ -341,8 +347,7 @@ class ThinClient(Link):
             self.stats["acks" if kind == "ack" else "rejected"] += 1
             entry = self.intents[key]
             if entry["answers"] and entry["answers"][0][0] != answer:
-                self.events.violation(f"{self.name}: key {key} {entry['intent']} answered {entry['answers'][0][0]} first, "
-                                      f"then {answer} to a resend")
+                self.resend_differs(key, entry, answer)
             entry["answers"].append((answer, self.generation))
             self.unanswered.discard(key)
             self.due.discard(key)

@@ -197,7 +197,11 @@ final class SharedLog: BoardLog, @unchecked Sendable {
     func start(deliver: @escaping @Sendable ([StoreAnswer]) -> Void) {
         delivery.withLock { $0 = deliver }
         for shard in shards {
-            shard.deliver = deliver
+            shard.deliver = { [shard] news in
+                // R15: a write-back answered is a repair no longer in flight (the fence waits for them).
+                for case .restored in news { shard.repairEnded() }
+                deliver(news)
+            }
             shard.start()
         }
         for reader in readers { reader.start() }
@@ -226,16 +230,24 @@ final class SharedLog: BoardLog, @unchecked Sendable {
         case let .fold(fold):
             shard(of: fold.logName).submitFolds([fold])
         case let .restore(restore):
-            shard(of: restore.logName).submitRestore(restore)
+            let shard = shard(of: restore.logName)
+            shard.repairStarted()
+            shard.submitRestore(restore)
+        case let .serverChecked(server):
+            for shard in shards where "\(shard.address)" == server { shard.restartChecked() }
         case let .keepKeys(logName, answers):
             let keys = SharedLogScripts.BoardKeys(logName: logName)
             let logger = self.logger
             let board = BoardAddress(key: logName)
+            let shard = shard(of: logName)
+            shard.repairStarted()
             read(board) { reader throws(RedisFailure) in
+                defer { shard.repairEnded() }
                 try reader.run(SharedLogScripts.keepKeys, keys: [keys.keys, keys.keyOrder],
                                arguments: answers.flatMap { [$0.key, $0.answer, String($0.offset)] })
                 return .keysKept
             } failed: { failure in
+                shard.repairEnded()
                 logger.error("the keys this hub remembers could not be added to a board written back", metadata: ["board": "\(logName)", "error": "\(failure.message)"])
                 return .keysKept
             }

@@ -15,6 +15,8 @@ extension SharedLogShard {
         // R15: while the server's fence runs, presence (and the check of
         // every followed board's head) goes ten times a second.
         var presenceEvery: UInt64 = 1_000_000_000
+        // R15: whether the last exchange found every followed board whole.
+        var heldAllBefore = false
         while true {
             lock.lock()
             let done = stopping
@@ -39,6 +41,10 @@ extension SharedLogShard {
                 if opened > 0 {
                     primaryMoved()
                     generation = currentPrimaryGeneration   // this connection is the new one
+                    lock.lock()
+                    restartUnchecked = true
+                    announceRestart = true
+                    lock.unlock()
                 }
             }
             let now = DispatchTime.now().uptimeNanoseconds
@@ -51,7 +57,7 @@ extension SharedLogShard {
             }
             if now >= lastPresence + presenceEvery || !gone.isEmpty {
                 lastPresence = now
-                let fenced = exchangePresence(on: connection, targets: targets, gone: gone)
+                let fenced = exchangePresence(on: connection, targets: targets, gone: gone, heldAllBefore: &heldAllBefore)
                 presenceEvery = fenced ? 100_000_000 : 1_000_000_000
                 continue
             }
@@ -143,7 +149,8 @@ extension SharedLogShard {
     /// R15: also says this hub is live (`synchub:hubs`), and, while the
     /// server's fence runs, that it checked every board it follows there.
     /// Answers whether the fence still runs.
-    private func exchangePresence(on connection: RedisConnection, targets: [String: Followed], gone: Set<String>) -> Bool {
+    private func exchangePresence(on connection: RedisConnection, targets: [String: Followed], gone: Set<String>,
+                                  heldAllBefore: inout Bool) -> Bool {
         lock.lock()
         let here = presence
         let known = knownHubs
@@ -249,11 +256,27 @@ extension SharedLogShard {
                 // Now and then: hubs gone for a minute leave the list.
                 departed.append(["ZREMRANGEBYSCORE", Self.hubsKey, "-inf", String(nowMillis - 60_000)])
             }
-            if !departed.isEmpty { _ = try connection.pipeline(departed) }
+            lock.lock()
+            let announce = announceRestart
+            announceRestart = false
+            lock.unlock()
+            if announce {
+                // Last in the batch: the core handles the heads first, so
+                // every write-back they call for is counted before it answers.
+                news.append(.serverReached(server: "\(address)", boards: targets.values.map(\.board)))
+            }
             if !news.isEmpty { deliver(news) }
-            if fenceLeft > 0, holdsAll {
+            if !departed.isEmpty { _ = try? connection.pipeline(departed) }
+            lock.lock()
+            let repairing = repairs > 0 || restartUnchecked
+            lock.unlock()
+            let settled = holdsAll && heldAllBefore && !repairing
+            heldAllBefore = holdsAll
+            if fenceLeft > 0, settled {
                 // R15: every board here holds what this hub applied (or was
-                // written back): the fence stops waiting for this hub.
+                // written back), twice running (the core has had the first
+                // look to ask for its write-backs and keys), and none of
+                // those is still under way: the fence stops waiting for it.
                 let reply = try connection.command(["EVAL", SharedLogScripts.checked, "1", Self.fenceKey, settings.hubID])
                 if let error = reply.errorText {
                     note { $0.errors[RedisFailure(reason: .script, message: error).label, default: 0] += 1 }

@@ -28,6 +28,19 @@ final class SharedLogShard: @unchecked Sendable {
     /// R15: the hubs seen live on this server (`synchub:hubs`, in the last
     /// 3 s): those a fence after its restart waits for.
     var knownHubs: [String] = []
+    /// R15: write-backs and keys to keep that the core asked for and that
+    /// are not done: while any is, this hub has not finished its check.
+    var repairs = 0
+
+    /// R15: reached again after a restart, and the core has not yet asked
+    /// for the keys it remembers of its boards here (`.serverReached`).
+    var restartUnchecked = false
+    /// The follower is to tell the core at its next exchange (`.serverReached`).
+    var announceRestart = false
+
+    func restartChecked() { lock.lock(); restartUnchecked = false; lock.unlock() }
+    func repairStarted() { lock.lock(); repairs += 1; lock.unlock() }
+    func repairEnded() { lock.lock(); repairs = max(0, repairs - 1); lock.unlock() }
     var unfollowed: Set<String> = []
     /// logName -> (connections, names) on this hub.
     var presence: [String: (clients: Int, names: [String])] = [:]

@@ -211,6 +211,19 @@ extension HubCore {
         }
     }
 
+    /// R15: a server came back: every key this hub remembers of its boards
+    /// there goes to their logs (each only where the log has none), since a
+    /// log written back by another hub holds only that hub's keys; then the
+    /// follower hears that this hub's part is asked for.
+    mutating func serverReached(_ server: String, boards keys: [String], actions: inout [HubAction]) {
+        for key in keys {
+            guard let room = boards[key] else { continue }
+            let answers = room.rememberedAnswers()
+            if !answers.isEmpty { actions.append(.store(.keepKeys(logName: room.logName, answers: answers))) }
+        }
+        actions.append(.store(.serverChecked(server: server)))
+    }
+
     /// R15: the log of `room`'s board lost entries this hub applied. When
     /// what it holds now is a part of this hub's history (it went back and
     /// nothing else was written on it), the board is written back whole at

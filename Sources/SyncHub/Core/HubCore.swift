@@ -240,6 +240,8 @@ struct HubCore {
             boards[board]?.shared.answersSinceFold.removeAll { $0.offset <= offset }
         case let .logHead(board, head, lost):
             logHead(board: board, head: head, lost: lost, actions: &actions)
+        case let .serverReached(server, boards):
+            serverReached(server, boards: boards, actions: &actions)
         case let .restored(board, result):
             restored(board: board, result: result, actions: &actions)
         case let .revocations(entries):

@@ -112,6 +112,8 @@ enum StoreRequest: Sendable {
     case restore(SharedRestore)
     /// O6: keep a revocation (it holds across restarts, and in a cluster every hub learns it).
     case revoke(Revocations.Entry)
+    /// R15: this hub asked for what it had to keep after `server` came back (`.serverReached`).
+    case serverChecked(server: String)
     /// O9: keep an action of the console (the last 10,000; in a cluster every hub reads them).
     case audit(AuditEntry)
     /// R15: the first answers of keys this hub remembers, added to a log
@@ -163,6 +165,12 @@ enum StoreAnswer: Sendable {
     /// `lost`: its last offset went below what the follower read, or the
     /// entry there is another one (R15).
     case logHead(board: String, SharedLogHead, lost: Bool)
+    /// R15: `server` was reached again after it restarted (or another was
+    /// promoted): the keys this hub remembers of `boards` (its boards
+    /// there) are added to their logs, which may have lost them, even when
+    /// the log's head shows no loss (another hub wrote it back); then
+    /// `.serverChecked(server)` says so to the server's follower.
+    case serverReached(server: String, boards: [String])
     case restored(board: String, SharedRestoreResult)
     /// O6: the revocations the store holds (a cluster's, read each second).
     case revocations([Revocations.Entry])

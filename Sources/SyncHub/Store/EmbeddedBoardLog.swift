@@ -100,7 +100,7 @@ final class EmbeddedBoardLog: BoardLog, @unchecked Sendable {
                 }
             }
             if !queued { logger.error("an action of the console could not be queued for the audit", metadata: ["action": "\(entry.json)"]) }
-        case .propose, .fold, .restore, .keepKeys, .follow, .unfollow, .presence:
+        case .propose, .fold, .restore, .keepKeys, .follow, .unfollow, .presence, .serverChecked:
             // A hub on its own store orders its boards itself: the core never asks these.
             logger.error("the embedded store was asked for cluster work", metadata: ["request": "\(request)"])
             assertionFailure("cluster work asked of the embedded store")
