@@ -46,6 +46,15 @@ def metric_sum(hubs, name):
     return sum(hub.metric(name) or 0 for hub in hubs)
 
 
+def six_changes_saved_after_three(redis, client):
+    """Six changes through `client`; the Redis that keeps only what SAVE
+    writes saves after the third (its RDB file is then older)."""
+    for step in range(6):
+        if step == 3:
+            assert redis.cli("SAVE") == "OK"
+        client.change(step)
+
+
 def two_hubs_with_six_changes(make_redis, make_cluster_hub, kind, save_after=None):
     """A Redis that keeps only what SAVE writes, two hubs, a client on each,
     six changes made through both; SAVE after `save_after` of them."""
@@ -110,10 +119,7 @@ def test_r15_the_fence_waits_past_its_shortest_part_for_a_live_hub_that_has_not_
     other = make_cluster_hub(redis, redis_timeout=4, hub_id="other")
     board = "r15-barrier"
     client = Letters(holder, board)
-    for step in range(6):
-        if step == 3:
-            assert redis.cli("SAVE") == "OK"
-        client.change(step)
+    six_changes_saved_after_three(redis, client)
     shown = client.state
     joined = {}
 
@@ -181,10 +187,7 @@ def test_r15_what_cannot_be_written_back_is_logged_counted_and_never_shown_under
     old = make_cluster_hub(redis, redis_timeout=4)
     board = "r15-diverged"
     client = Todo(old, board)
-    for step in range(6):
-        if step == 3:
-            assert redis.cli("SAVE") == "OK"
-        client.change(step)
+    six_changes_saved_after_three(redis, client)
     os.kill(old.proc.pid, signal.SIGSTOP)
     try:
         lose_redis(redis, keep_rdb=True)
