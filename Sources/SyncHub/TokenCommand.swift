@@ -26,13 +26,17 @@ struct TokenCommand: ParsableCommand {
     var name: String?
 
     @Option(name: .customLong("board"),
-            help: ArgumentHelp("A board pattern and its role: boards/NAME, set/NAME, set/* or * = read or write. Repeatable; the longest matching pattern wins.", valueName: "PATTERN=ROLE"))
+            help: ArgumentHelp("A board pattern and its role: boards/NAME, set/NAME, set/* or * = read or write. Repeatable; the " +
+                               "longest matching pattern wins.", valueName: "PATTERN=ROLE"))
     var boards: [String] = []
 
     @Option(help: "How long the token lasts: 90s, 30m, 8h, 7d (at most 366d).")
     var ttl: String = "1h"
 
-    @Option(help: "The kid header: the base name of the hub's key file without extension. Without it the hub tries each of its keys of the token's algorithm.")
+    @Option(help: """
+        The kid header: the base name of the hub's key file without extension. Without it the hub tries each of its keys of the \
+        token's algorithm.
+        """)
     var kid: String?
 
     /// Longest --ttl accepted.

@@ -23,10 +23,12 @@ enum AdminAccess: Equatable {
         guard let verifier else {
             guard isLoopback(peer), !proxied else {
                 return .refused(status: 403, code: "forbidden",
-                                message: "this hub has no keys: its console answers only to a caller on its own machine, not through a proxy")
+                                message: "this hub has no keys: its console answers only to a caller on its own machine, " +
+                                         "not through a proxy")
             }
             guard isLoopbackHost(host) else {
-                return .refused(status: 403, code: "forbidden", message: "this hub has no keys: its console answers only at localhost or 127.0.0.1")
+                return .refused(status: 403, code: "forbidden",
+                                message: "this hub has no keys: its console answers only at localhost or 127.0.0.1")
             }
             return .allowed(sub: "")
         }

@@ -40,12 +40,15 @@ struct ConsoleOrder: Sendable, Equatable {
     /// An order as `json` wrote it; nil for anything else (skipped, never guessed at).
     init?(json text: String) {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any],
-              let by = object["by"] as? String, let address = object["address"] as? String, let via = object["via"] as? String else { return nil }
+              let by = object["by"] as? String, let address = object["address"] as? String,
+              let via = object["via"] as? String else { return nil }
         switch object["action"] as? String {
         case "disconnect":
             let connection = (object["connection"] as? NSNumber).map { $0.uint64Value }
             let sub = object["sub"] as? String, name = object["name"] as? String, board = object["board"] as? String
-            guard (connection != nil ? 1 : 0) + (sub != nil ? 1 : 0) + (name != nil ? 1 : 0) == 1, name == nil || board != nil else { return nil }
+            guard (connection != nil ? 1 : 0) + (sub != nil ? 1 : 0) + (name != nil ? 1 : 0) == 1, name == nil || board != nil else {
+                return nil
+            }
             action = .disconnect(connection: connection, sub: sub, name: name, board: board)
         case "drain":
             action = .drain

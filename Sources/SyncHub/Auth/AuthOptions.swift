@@ -5,14 +5,17 @@ import ArgumentParser
 /// loopback address unless `--allow-anonymous` says it is meant.
 struct AuthOptions: ParsableArguments {
     @Option(name: .customLong("auth-secret-file"),
-            help: ArgumentHelp("A file whose bytes (at least 32) are an HS256 secret tokens may be signed with; repeatable. The key's kid is the file's base name without extension.", valueName: "FILE"))
+            help: ArgumentHelp("A file whose bytes (at least 32) are an HS256 secret tokens may be signed with; repeatable. The key's " +
+                               "kid is the file's base name without extension.", valueName: "FILE"))
     var secretFiles: [String] = []
 
     @Option(name: .customLong("auth-public-key"),
-            help: ArgumentHelp("A PEM public key (Ed25519 for EdDSA, P-256 for ES256) tokens may be signed for; repeatable. The key's kid is the file's base name without extension.", valueName: "FILE"))
+            help: ArgumentHelp("A PEM public key (Ed25519 for EdDSA, P-256 for ES256) tokens may be signed for; repeatable. The key's " +
+                               "kid is the file's base name without extension.", valueName: "FILE"))
     var publicKeyFiles: [String] = []
 
-    @Option(help: ArgumentHelp("With auth on, GET /metrics needs 'Authorization: Bearer TOKEN' with this value (at least 16 characters).", valueName: "TOKEN"))
+    @Option(help: ArgumentHelp("With auth on, GET /metrics needs 'Authorization: Bearer TOKEN' with this value (at least 16 characters).",
+                               valueName: "TOKEN"))
     var metricsToken: String?
 
     @Flag(help: "Serve an open hub (no keys: anyone may read and write every board) on an address other than loopback.")

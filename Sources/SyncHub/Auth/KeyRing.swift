@@ -33,7 +33,8 @@ struct KeyRing: Sendable {
         for source in sources {
             if let earlier = byKid[source.kid] {
                 throw KeyLoadError(file: source.file, option: source.option,
-                                   problem: "has the same name '\(source.kid)' as \(earlier.file) (a key's kid is its file name without extension); rename one")
+                                   problem: "has the same name '\(source.kid)' as \(earlier.file) (a key's kid is its file name " +
+                                            "without extension); rename one")
             }
             let algorithm: any JWTAlgorithm
             do {
@@ -125,7 +126,8 @@ struct KeySource: Sendable {
         let bytes = try read(file, option: option)
         guard bytes.count >= minimumSecretBytes else {
             throw KeyLoadError(file: file, option: option,
-                               problem: "holds \(bytes.count) bytes; an HS256 secret needs at least \(minimumSecretBytes) (make one with: head -c 32 /dev/urandom > FILE)")
+                               problem: "holds \(bytes.count) bytes; an HS256 secret needs at least \(minimumSecretBytes) " +
+                                        "(make one with: head -c 32 /dev/urandom > FILE)")
         }
         return KeySource(kid: kid(ofFile: file), file: file, option: option, material: .secret(HMACKey(from: bytes)))
     }

@@ -126,7 +126,9 @@ final class ClusterConsole: @unchecked Sendable {
             let parts = item.elements
             guard parts.count == 2, let id = parts[0].text else { return nil }
             let fields = parts[1].elements
-            guard fields.count >= 2, fields[0].text == "e", let json = fields[1].text, let entry = AuditEntry(json: json) else { return nil }
+            guard fields.count >= 2, fields[0].text == "e", let json = fields[1].text, let entry = AuditEntry(json: json) else {
+                return nil
+            }
             return (id, entry)
         }
     }

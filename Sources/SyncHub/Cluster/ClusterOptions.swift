@@ -5,7 +5,8 @@ import Logging
 /// `synchub --redis ...`: cluster mode's flags (docs/CLUSTER.md, docs/OPERATIONS.md).
 struct ClusterOptions: ParsableArguments {
     @Option(name: .customLong("redis"), help: ArgumentHelp(
-        "Join a cluster: redis://[:PASSWORD@]HOST:PORT[/DB]. Repeat for several servers (boards are spread over them by a stable hash; every hub must list the same servers in the same order). The embedded store is not used.",
+        "Join a cluster: redis://[:PASSWORD@]HOST:PORT[/DB]. Repeat for several servers (boards are spread over them by a stable hash; " +
+        "every hub must list the same servers in the same order). The embedded store is not used.",
         valueName: "url"))
     var redis: [String] = []
     @Option(help: ArgumentHelp("A file whose first line is the Redis password (for URLs without one).", valueName: "file"))

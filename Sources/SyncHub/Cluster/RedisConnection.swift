@@ -64,7 +64,9 @@ final class RedisConnection {
             let role = try command(["ROLE"])
             guard role.elements.first?.text == "master" else {
                 close()
-                throw RedisFailure(reason: .connect, message: "\(target), named primary of \(server.masterName) by its Sentinels, is a \(role.elements.first?.text ?? "server of no role") (failover under way?)")
+                throw RedisFailure(reason: .connect,
+                                   message: "\(target), named primary of \(server.masterName) by its Sentinels, is a " +
+                                            "\(role.elements.first?.text ?? "server of no role") (failover under way?)")
             }
         }
         connectedTo = target
@@ -80,7 +82,8 @@ final class RedisConnection {
             do throws(RedisFailure) {
                 try asked.open(sentinel, name: nil)
                 let reply = try asked.command(["SENTINEL", "get-master-addr-by-name", server.masterName])
-                if let host = reply.elements.first?.text, reply.elements.count == 2, let port = reply.elements[1].text.flatMap({ Int($0) }) {
+                if let host = reply.elements.first?.text, reply.elements.count == 2,
+                   let port = reply.elements[1].text.flatMap({ Int($0) }) {
                     return RedisServerAddress.Endpoint(host: host, port: port)
                 }
                 problems.append("\(sentinel): \(reply.errorText ?? "does not know \(server.masterName)")")
@@ -88,7 +91,8 @@ final class RedisConnection {
                 problems.append("\(sentinel): \(error.message)")
             }
         }
-        throw RedisFailure(reason: .connect, message: "no Sentinel names a primary for \(server.masterName) (\(problems.joined(separator: "; ")))")
+        throw RedisFailure(reason: .connect,
+                           message: "no Sentinel names a primary for \(server.masterName) (\(problems.joined(separator: "; ")))")
     }
 
     /// Opens the socket to `target`: AUTH, SELECT and the client's name
@@ -177,7 +181,8 @@ final class RedisConnection {
         }
     }
 
-    private static func withArgv<R>(_ arguments: [[UInt8]], _ body: (UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> R) -> R {
+    private static func withArgv<R>(_ arguments: [[UInt8]],
+                                    _ body: (UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> R) -> R {
         // One buffer for all arguments, pointers into it.
         let total = arguments.reduce(0) { $0 + $1.count + 1 }
         let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(1, total))

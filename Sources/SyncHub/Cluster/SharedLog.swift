@@ -105,8 +105,9 @@ final class SharedLog: BoardLog, @unchecked Sendable {
                 let lease = try reader.command(HubLease.takeCommand(hubID: settings.hubID, token: HubLease.token))
                 if let left = lease.integer, left < 0 {
                     throw ClusterConfigError(
-                        "--hub-id \(settings.hubID) is held by a live hub (its lease on \(reader.server) has \(-left) ms left): every live hub "
-                        + "needs its own --hub-id; the id of a hub that died is free again within \(HubLease.milliseconds / 1000) s")
+                        "--hub-id \(settings.hubID) is held by a live hub (its lease on \(reader.server) has \(-left) ms left): "
+                        + "every live hub needs its own --hub-id; the id of a hub that died is free again within "
+                        + "\(HubLease.milliseconds / 1000) s")
                 } else if lease.integer != 1 {
                     throw RedisFailure(reason: .reply, message: "cannot take the lease on --hub-id: \(lease.errorText ?? "no answer")")
                 }
@@ -142,7 +143,8 @@ final class SharedLog: BoardLog, @unchecked Sendable {
             if let recordedFlags = flags.text, recordedFlags != settings.agreedFlags {
                 throw ClusterConfigError(
                     "the cluster on \(reader.server) runs with \(recordedFlags); this hub was given \(settings.agreedFlags): every hub "
-                    + "applies each board's log the same way only with the same values (stop every hub to change them, then DEL synchub:flags)")
+                    + "applies each board's log the same way only with the same values (stop every hub to change them, then DEL "
+                    + "synchub:flags)")
             }
             recorded.append(try reader.command(["GET", "synchub:servers"]).text)
         }
@@ -158,15 +160,17 @@ final class SharedLog: BoardLog, @unchecked Sendable {
             guard old.count == ids.count, !emptied.isEmpty, emptied.allSatisfy({ recorded[$0] == nil }) else {
                 let index = ids.indices.first { recorded[$0] != nil && (old.count != ids.count || old[$0] != ids[$0]) } ?? 0
                 throw ClusterConfigError("""
-                    --redis \(readers[index].server) (number \(index + 1)) belongs to a cluster whose servers were recorded as \(old.count) \
-                    server(s) in another order or another set (this hub was given \(readers.count)): every hub must be given the same --redis \
-                    list in the same order (server ids: recorded \(known), given \(list))
+                    --redis \(readers[index].server) (number \(index + 1)) belongs to a cluster whose servers were recorded as \
+                    \(old.count) server(s) in another order or another set (this hub was given \(readers.count)): every hub must be \
+                    given the same --redis list in the same order (server ids: recorded \(known), given \(list))
                     """)
             }
             for index in emptied {
                 // R19: its id is new and it recorded nothing: it came back empty.
-                logger.error("redis came back empty (a new server id): taken into the cluster's list in its old place; its boards' logs are gone",
-                             metadata: ["server": "\(readers[index].server)", "number": "\(index + 1)", "was": "\(old[index])", "now": "\(ids[index])"])
+                logger.error(
+                    "redis came back empty (a new server id): taken into the cluster's list in its old place; its boards' logs are gone",
+                    metadata: ["server": "\(readers[index].server)", "number": "\(index + 1)", "was": "\(old[index])",
+                               "now": "\(ids[index])"])
                 shards[index].noteReplaced()
             }
             agreed = list
@@ -189,7 +193,8 @@ final class SharedLog: BoardLog, @unchecked Sendable {
                 try connection.connect(name: "synchub-\(settings.hubID)-stopping")
                 _ = try connection.command(HubLease.freeCommand(hubID: settings.hubID, token: HubLease.token))
             } catch {
-                logger.notice("could not free the lease on --hub-id; it runs out by itself", metadata: ["server": "\(shard.address)", "error": "\(error.message)"])
+                logger.notice("could not free the lease on --hub-id; it runs out by itself",
+                              metadata: ["server": "\(shard.address)", "error": "\(error.message)"])
             }
         }
     }
@@ -248,7 +253,8 @@ final class SharedLog: BoardLog, @unchecked Sendable {
                 return .keysKept
             } failed: { failure in
                 shard.repairEnded()
-                logger.error("the keys this hub remembers could not be added to a board written back", metadata: ["board": "\(logName)", "error": "\(failure.message)"])
+                logger.error("the keys this hub remembers could not be added to a board written back",
+                             metadata: ["board": "\(logName)", "error": "\(failure.message)"])
                 return .keysKept
             }
         case let .revoke(entry):
@@ -258,8 +264,9 @@ final class SharedLog: BoardLog, @unchecked Sendable {
                 do throws(RedisFailure) {
                     try reader.keep(revocation: field, value: value)
                 } catch {
-                    logger.critical("a revocation could not be kept in redis: it holds on this hub until it stops, and the others do not learn it",
-                                    metadata: ["revocation": "\(entry)", "error": "\(error.message)"])
+                    logger.critical(
+                        "a revocation could not be kept in redis: it holds on this hub until it stops, and the others do not learn it",
+                        metadata: ["revocation": "\(entry)", "error": "\(error.message)"])
                 }
             }
             if !queued { logger.critical("a revocation could not be queued for redis", metadata: ["revocation": "\(entry)"]) }
@@ -269,10 +276,13 @@ final class SharedLog: BoardLog, @unchecked Sendable {
                 do throws(RedisFailure) {
                     try reader.keep(audit: entry.json)
                 } catch {
-                    logger.error("an action of the console could not be kept in redis's audit", metadata: ["action": "\(entry.json)", "error": "\(error.message)"])
+                    logger.error("an action of the console could not be kept in redis's audit",
+                                 metadata: ["action": "\(entry.json)", "error": "\(error.message)"])
                 }
             }
-            if !queued { logger.error("an action of the console could not be queued for redis's audit", metadata: ["action": "\(entry.json)"]) }
+            if !queued {
+                logger.error("an action of the console could not be queued for redis's audit", metadata: ["action": "\(entry.json)"])
+            }
         case let .follow(board, logName, after):
             shard(of: logName).follow(logName, board: board, after: after)
         case let .unfollow(logName):
@@ -321,7 +331,8 @@ final class SharedLog: BoardLog, @unchecked Sendable {
             } catch {
                 // A read that waited out a fence reached a server that answers: it is not down.
                 if error.reason != .fenced { shard.markDown(error) }
-                logger.error("cannot read from redis", metadata: ["board": "\(board)", "server": "\(shard.address)", "error": "\(error.message)"])
+                logger.error("cannot read from redis",
+                             metadata: ["board": "\(board)", "server": "\(shard.address)", "error": "\(error.message)"])
                 deliver([failed(StoreFailure(message: error.message))])
             }
         }
@@ -348,7 +359,8 @@ final class SharedLog: BoardLog, @unchecked Sendable {
                 do throws(RedisFailure) {
                     finish(try reader.boardCount(), nil)
                 } catch {
-                    logger.warning("cannot count the boards in redis", metadata: ["server": "\(self.shards[index].address)", "error": "\(error.message)"])
+                    logger.warning("cannot count the boards in redis",
+                                   metadata: ["server": "\(self.shards[index].address)", "error": "\(error.message)"])
                     finish(nil, StoreFailure(message: error.message))
                 }
             }
@@ -372,13 +384,20 @@ final class SharedLog: BoardLog, @unchecked Sendable {
         func family(_ name: String, _ type: String, _ help: String) { out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n" }
         for (name, help, value) in [
             ("synchub_redis_proposals_total", "changes this hub proposed to boards' logs", counters.proposals),
-            ("synchub_redis_unavailable_total", "intents answered 'unavailable' (not confirmed by Redis in time, or refused by it)", counters.answeredUnavailable),
+            ("synchub_redis_unavailable_total", "intents answered 'unavailable' (not confirmed by Redis in time, or refused by it)",
+             counters.answeredUnavailable),
             ("synchub_redis_proposals_timed_out_total", "proposals past --redis-timeout without confirmation", counters.proposalsTimedOut),
             ("synchub_redis_reloads_total", "boards read again because this hub fell behind a fold of their log", counters.sharedGaps),
-            ("synchub_redis_history_lost_total", "times a board's log in Redis was found to have lost entries this hub applied (R15)", counters.sharedHistoryLost),
-            ("synchub_redis_history_written_back_total", "boards this hub wrote back into a log that went back (R15)", counters.sharedWrittenBack),
-            ("synchub_redis_history_not_written_back_total", "boards whose lost entries this hub could not write back (another history was written on the log): dropped and read again (R15)", counters.sharedNotWrittenBack),
-            ("synchub_redis_entries_unreadable_total", "log entries no hub could read (skipped alike by every hub)", counters.sharedEntriesUnreadable),
+            ("synchub_redis_history_lost_total", "times a board's log in Redis was found to have lost entries this hub applied (R15)",
+             counters.sharedHistoryLost),
+            ("synchub_redis_history_written_back_total", "boards this hub wrote back into a log that went back (R15)",
+             counters.sharedWrittenBack),
+            ("synchub_redis_history_not_written_back_total",
+             "boards whose lost entries this hub could not write back (another history was written on the log): dropped and read "
+                 + "again (R15)",
+             counters.sharedNotWrittenBack),
+            ("synchub_redis_entries_unreadable_total", "log entries no hub could read (skipped alike by every hub)",
+             counters.sharedEntriesUnreadable),
         ] {
             family(name, "counter", help)
             out += "\(name) \(value)\n"
@@ -395,7 +414,8 @@ final class SharedLog: BoardLog, @unchecked Sendable {
             out += "synchub_redis_roundtrip_seconds_sum{server=\"\(server)\"} \(stats.roundTripSeconds)\n"
             out += "synchub_redis_roundtrip_seconds_count{server=\"\(server)\"} \(stats.roundTrips)\n"
         }
-        family("synchub_redis_errors_total", "counter", "Redis calls that failed, by reason (timeout, io, connect, oom, readonly, noscript, ...)")
+        family("synchub_redis_errors_total", "counter",
+               "Redis calls that failed, by reason (timeout, io, connect, oom, readonly, noscript, ...)")
         for (server, stats) in all {
             for (reason, count) in stats.errors.sorted(by: { $0.key < $1.key }) {
                 out += "synchub_redis_errors_total{server=\"\(server)\",reason=\"\(reason)\"} \(count)\n"
@@ -405,9 +425,15 @@ final class SharedLog: BoardLog, @unchecked Sendable {
         for (server, stats) in all { out += "synchub_redis_reconnects_total{server=\"\(server)\"} \(stats.reconnects)\n" }
         family("synchub_redis_behind_entries", "gauge", "entries of followed boards' logs not yet read by this hub (sampled each second)")
         for (server, stats) in all { out += "synchub_redis_behind_entries{server=\"\(server)\"} \(stats.behind)\n" }
-        family("synchub_redis_persistent", "gauge", "1 while the Redis server keeps an append-only file (appendonly yes), 0 when not, -1 when its settings cannot be read (R18)")
-        for (server, stats) in all { out += "synchub_redis_persistent{server=\"\(server)\"} \(stats.persistent.map { $0 ? 1 : 0 } ?? -1)\n" }
-        family("synchub_redis_servers_replaced_total", "counter", "servers that came back empty (a new server id) and were taken into the cluster's list in their old place at this hub's start (R19)")
+        family("synchub_redis_persistent", "gauge",
+               "1 while the Redis server keeps an append-only file (appendonly yes), 0 when not, -1 when its settings cannot be " +
+               "read (R18)")
+        for (server, stats) in all {
+            out += "synchub_redis_persistent{server=\"\(server)\"} \(stats.persistent.map { $0 ? 1 : 0 } ?? -1)\n"
+        }
+        family("synchub_redis_servers_replaced_total", "counter",
+               "servers that came back empty (a new server id) and were taken into the cluster's list in their old place at this " +
+               "hub's start (R19)")
         for (server, stats) in all { out += "synchub_redis_servers_replaced_total{server=\"\(server)\"} \(stats.replaced)\n" }
         family("synchub_redis_failovers_total", "counter", "promotions of another primary by the Sentinels this hub followed (R13)")
         for (server, stats) in all { out += "synchub_redis_failovers_total{server=\"\(server)\"} \(stats.failovers)\n" }

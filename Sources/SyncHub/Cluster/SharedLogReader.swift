@@ -52,7 +52,8 @@ final class SharedLogReader {
     func putImage(_ logName: String, digest: String, type: String, bytes: [UInt8]) throws(RedisFailure) {
         let key = "sh:{" + logName + "}:img:" + digest
         let reply = try retrying { () throws(RedisFailure) in
-            try connection.pipelineBytes([[Array("HSET".utf8), Array(key.utf8), Array("type".utf8), Array(type.utf8), Array("bytes".utf8), bytes]])[0]
+            try connection.pipelineBytes([[Array("HSET".utf8), Array(key.utf8), Array("type".utf8), Array(type.utf8),
+                                           Array("bytes".utf8), bytes]])[0]
         }
         if let error = reply.errorText { throw RedisFailure(reason: .reply, message: error) }
     }
@@ -166,6 +167,7 @@ final class SharedLogReader {
             throw RedisFailure(reason: .reply, message: "board \(logName): the log says a snapshot at \(at) but none is stored")
         }
         return .board(SharedBoard(snapshot: fromSnapshot ? snapshot : nil, snapshotOffset: fromSnapshot ? at : offset,
-                                  epoch: epoch, entries: entries, snapshotLink: fromSnapshot ? (parts[5].text.flatMap { UInt64($0) } ?? 0) : 0))
+                                  epoch: epoch, entries: entries,
+                                  snapshotLink: fromSnapshot ? (parts[5].text.flatMap { UInt64($0) } ?? 0) : 0))
     }
 }

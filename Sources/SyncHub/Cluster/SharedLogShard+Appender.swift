@@ -104,7 +104,9 @@ extension SharedLogShard {
                 let again = try connection.pipeline(retry)
                 for (index, reply) in zip(missing, again) { replies[index] = reply }
                 if waits, let last = again.last, (last.integer ?? 0) < Int64(settings.waitReplicas) {
-                    for index in missing { replies[index] = .error("WAIT only \(last.integer ?? 0) of \(settings.waitReplicas) Redis replicas confirmed") }
+                    for index in missing {
+                        replies[index] = .error("WAIT only \(last.integer ?? 0) of \(settings.waitReplicas) Redis replicas confirmed")
+                    }
                 }
             } catch {
                 note { $0.count(error); $0.up = false }
@@ -270,8 +272,8 @@ extension SharedLogShard {
             let keys = SharedLogScripts.BoardKeys(logName: fold.logName)
             let head = evalText ? ["EVAL", SharedLogScripts.fold] : ["EVALSHA", hashes.fold]
             var command = head + ["6", keys.meta, keys.log, keys.snapshot, keys.keys, keys.keyOrder, keys.lease,
-                                  String(fold.offset), snapshot, settings.hubID, String(settings.leaseMilliseconds), String(settings.maxKeysPerBoard),
-                                  String(settings.keptBehindSnapshot), fold.epoch, String(fold.link)]
+                                  String(fold.offset), snapshot, settings.hubID, String(settings.leaseMilliseconds),
+                                  String(settings.maxKeysPerBoard), String(settings.keptBehindSnapshot), fold.epoch, String(fold.link)]
             for answer in fold.answers { command += [answer.key, answer.answer] }
             return command
         case nil:

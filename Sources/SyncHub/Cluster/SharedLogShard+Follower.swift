@@ -93,7 +93,8 @@ extension SharedLogShard {
         do throws(RedisFailure) {
             let named = try connection.primary()
             if named != connected {
-                logger.notice("the Sentinels promoted another primary", metadata: ["server": "\(address)", "was": "\(connected)", "now": "\(named)"])
+                logger.notice("the Sentinels promoted another primary",
+                              metadata: ["server": "\(address)", "was": "\(connected)", "now": "\(named)"])
                 primaryMoved()
             }
         } catch {
@@ -236,7 +237,9 @@ extension SharedLogShard {
                         departed.append(["HDEL", SharedLogScripts.BoardKeys(logName: logName).here, hub])
                         continue
                     }
-                    guard fields.count == 3, let stamp = Int64(fields[0]), let count = Int(fields[1]), nowMillis - stamp <= 3000 else { continue }
+                    guard fields.count == 3, let stamp = Int64(fields[0]), let count = Int(fields[1]), nowMillis - stamp <= 3000 else {
+                        continue
+                    }
                     clients += count
                     if let list = try? JSONDecoder().decode([String].self, from: Data(fields[2].utf8)) { others += list }
                 }

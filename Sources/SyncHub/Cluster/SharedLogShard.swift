@@ -72,7 +72,8 @@ final class SharedLogShard: @unchecked Sendable {
             do {
                 submit([.restore(restore, snapshot: try restore.encode())])
             } catch {
-                logger.error("cannot encode a board's snapshot to write it back", metadata: ["board": "\(restore.logName)", "error": "\(error)"])
+                logger.error("cannot encode a board's snapshot to write it back",
+                             metadata: ["board": "\(restore.logName)", "error": "\(error)"])
                 deliver([.restored(board: restore.board, .failed(reason: "cannot encode the board: \(error)"))])
             }
         }
@@ -264,8 +265,11 @@ final class SharedLogShard: @unchecked Sendable {
                 runIDWarned = true
                 lock.unlock()
                 if fresh {
-                    logger.warning("cannot read redis's run id (INFO server): a restart of this server is not fenced, so a hub that never saw what it lost may write on top of it before the hubs that did write it back (R15)",
-                                   metadata: ["server": "\(address)", "error": "\(problem)"])
+                    logger.warning("""
+                        cannot read redis's run id (INFO server): a restart of this server is not fenced, so a hub that never saw what \
+                        it lost may write on top of it before the hubs that did write it back (R15)
+                        """,
+                        metadata: ["server": "\(address)", "error": "\(problem)"])
                 }
             }
             generation = currentPrimaryGeneration  // this connection is on the newest primary

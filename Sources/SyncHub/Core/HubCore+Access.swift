@@ -140,7 +140,8 @@ extension HubCore {
         }
         guard grant.sub == current.sub else {
             actions.append(.send(connection: connection, frame: HubMessage.rejected(
-                ref: ref, code: "other_subject", message: "a refresh must be for the same sub (\(current.sub)); reconnect to change who you are")))
+                ref: ref, code: "other_subject",
+                message: "a refresh must be for the same sub (\(current.sub)); reconnect to change who you are")))
             return
         }
         guard let role = grant.role(for: room.address) else {
@@ -176,13 +177,15 @@ extension HubCore {
         room.members[connection]?.forbidden = recent
         if recent.count >= Self.forbiddenPerMinute {
             let token = adminOnly ? "a token that is not admin" : "a read-only token"
-            actions.append(.close(connection: connection, code: 4403, reason: "\(Self.forbiddenPerMinute) refused changes a minute with \(token)"))
+            actions.append(.close(connection: connection, code: 4403,
+                                  reason: "\(Self.forbiddenPerMinute) refused changes a minute with \(token)"))
             return
         }
         let message = adminOnly ? room.adminOnlyMessage : "your token lets you read this board, not change it"
         if frame.isOperations {
             let have = room.members[connection]?.replica.map { room.durableSeq(of: $0) }
-            actions.append(.send(connection: connection, frame: HubMessage.error(ProtocolError("forbidden", message), ref: frame.ref, have: have)))
+            actions.append(.send(connection: connection,
+                                 frame: HubMessage.error(ProtocolError("forbidden", message), ref: frame.ref, have: have)))
         } else {
             actions.append(.send(connection: connection, frame: HubMessage.rejected(ref: frame.ref, code: "forbidden", message: message)))
         }

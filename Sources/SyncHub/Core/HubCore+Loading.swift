@@ -146,7 +146,8 @@ extension HubCore {
         let after = isShared ? boards[board.key]?.shared.applied ?? 0 : 0
         let deadline = now &+ loadTimeoutNanos
         actions.append(.store(.load(ticket: nextTicket, board: board, after: after, deadline: deadline)))
-        loads[board.key] = BoardLoad(ticket: nextTicket, address: board, after: after, deadline: deadline, waiting: waiters, catchUp: catchUp)
+        loads[board.key] = BoardLoad(ticket: nextTicket, address: board, after: after, deadline: deadline, waiting: waiters,
+                                     catchUp: catchUp)
     }
 
     /// Cluster mode: this hub fell behind `board`'s log (a fold trimmed

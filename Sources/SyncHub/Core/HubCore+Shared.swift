@@ -274,7 +274,8 @@ extension HubCore {
             return
         }
         room.shared.writingBack = true
-        actions.append(.report(HubReport(level: .error, message: "redis lost entries \(head.top + 1)...\(shared.applied) of the board's log "
+        actions.append(.report(HubReport(level: .error,
+                                         message: "redis lost entries \(head.top + 1)...\(shared.applied) of the board's log "
                                              + "(it went back); writing back the board as this hub holds it", board: room.name)))
         actions.append(.store(.restore(room.writeBack(over: head))))
     }

@@ -177,10 +177,12 @@ struct HubCore {
         }
         if awaiting.removeValue(forKey: connection) != nil {
             counters.authRefused += 1
-            actions.append(.close(connection: connection, code: 4401, reason: "send {\"type\":\"auth\",\"token\":\"...\"} before anything else"))
+            actions.append(.close(connection: connection, code: 4401,
+                                  reason: "send {\"type\":\"auth\",\"token\":\"...\"} before anything else"))
             return
         }
-        refuseFrame(ProtocolError("binary_frame", "frames are JSON text; binary frames are not accepted"), from: connection, actions: &actions)
+        refuseFrame(ProtocolError("binary_frame", "frames are JSON text; binary frames are not accepted"), from: connection,
+                    actions: &actions)
     }
 
     /// The timer: tokens past `exp`, loads and proposals past their

@@ -87,7 +87,8 @@ extension KindRoom {
     /// durable), answered at once (nothing to store), never a `version`.
     private func announceEditing(_ item: String?, ref: String?, connection: UInt64, core: inout HubCore, actions: inout [HubAction]) {
         if let item, let problem = Kind.editingProblem(item, in: core.isShared ? speculativeState(of: connection) : replica.state) {
-            actions.append(.send(connection: connection, frame: HubMessage.rejected(ref: ref, code: problem.code, message: problem.message)))
+            actions.append(.send(connection: connection,
+                                 frame: HubMessage.rejected(ref: ref, code: problem.code, message: problem.message)))
             return
         }
         if setEditing(item, for: connection) { core.markForPublish(self) }
@@ -119,7 +120,8 @@ extension KindRoom {
                 actions.append(.send(connection: connection, frame: HubMessage.ack(ref: ref, version: durableVersion)))
             } else {
                 actions.append(.send(connection: connection, frame: HubMessage.rejected(
-                    ref: ref, code: "name_from_token", message: "your name here is \"\(grant.displayName)\", from your token; it cannot be changed")))
+                    ref: ref, code: "name_from_token",
+                    message: "your name here is \"\(grant.displayName)\", from your token; it cannot be changed")))
             }
             return
         }
@@ -200,7 +202,8 @@ extension KindRoom {
 
     /// The replica a client's `ops` frame may carry operations of: its own,
     /// made under its hello's name. Nil, with the client told why, otherwise.
-    func ownReplica(for operations: [Op], ref: String?, from connection: UInt64, actions: inout [HubAction]) -> (member: Member, own: ReplicaID)? {
+    func ownReplica(for operations: [Op], ref: String?, from connection: UInt64,
+                    actions: inout [HubAction]) -> (member: Member, own: ReplicaID)? {
         guard let member = members[connection], let own = member.replica else {
             actions.append(.send(connection: connection, frame: HubMessage.error(
                 ProtocolError("hello_first", "send hello with your replica id before operations"), ref: ref)))
@@ -213,7 +216,9 @@ extension KindRoom {
         }
         if let impostor = operations.first(where: { $0.author != member.replicaName }) {
             actions.append(.send(connection: connection, frame: HubMessage.error(
-                ProtocolError("not_your_name", "operation \(impostor.id) is made by \"\(impostor.author.prefix(32))\"; this replica's hello named \"\(member.replicaName)\""),
+                ProtocolError("not_your_name",
+                              "operation \(impostor.id) is made by \"\(impostor.author.prefix(32))\"; this replica's hello named " +
+                              "\"\(member.replicaName)\""),
                 ref: ref, have: durableSeq(of: own))))
             return nil
         }
@@ -251,7 +256,9 @@ extension KindRoom {
             // A replica holds every operation and checkpoint, and so would
             // hold what the kind shows only to its owner (a shop's orders, P7).
             actions.append(.send(connection: connection, frame: HubMessage.error(ProtocolError(
-                "thin_only", "a \(Kind.name) board is followed by its state frames only (what it keeps private would reach a replica); send intents, not hello"),
+                "thin_only",
+                "a \(Kind.name) board is followed by its state frames only (what it keeps private would reach a replica); send " +
+                "intents, not hello"),
                 replica: hello.replica)))
             return
         }
@@ -298,7 +305,8 @@ extension KindRoom {
             replicaMembers.remove(connection)
             actions.append(.send(connection: connection, frame: HubMessage.error(ProtocolError(
                 "unknown_replica",
-                "this board has no record of replica \(hello.replica)'s operations (forgotten after long inactivity, or never stored); start again under a new replica id"),
+                "this board has no record of replica \(hello.replica)'s operations (forgotten after long inactivity, or never stored); " +
+                "start again under a new replica id"),
                 replica: hello.replica)))
             return
         }

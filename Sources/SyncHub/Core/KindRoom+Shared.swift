@@ -307,8 +307,8 @@ extension KindRoom {
             if let change = entry.change, let answer {
                 noteChange(change, by: proposer, sub: entry.sub, hub: entry.hub, name: entry.author ?? "", answer: answer, core: core)
             } else if let operations = entry.operations, !operations.isEmpty {
-                activity.note(BoardActivity.Change(at: core.now, sub: proposer?.grant?.sub ?? entry.sub, name: proposer?.actingName ?? "", hub: entry.hub,
-                                                   operations: operations.count, answer: "ack", version: version))
+                activity.note(BoardActivity.Change(at: core.now, sub: proposer?.grant?.sub ?? entry.sub, name: proposer?.actingName ?? "",
+                                                   hub: entry.hub, operations: operations.count, answer: "ack", version: version))
             } else if case let .rejected(code, _, _)? = answer {
                 // A keyed intent refused where it was prepared: its frame stayed there.
                 activity.note(BoardActivity.Change(at: core.now, sub: proposer?.grant?.sub ?? entry.sub, name: entry.author ?? "",
@@ -354,7 +354,8 @@ extension KindRoom {
                 shared.frontier = replica.checkpoint.frontier
                 core.counters.replicasForgotten += UInt64(replica.forgetReplicas(beyond: core.limits.maxReplicasPerBoard, keeping: []))
                 durableCheckpoint = replica.checkpoint
-                if !replicaMembers.isEmpty, let frame = try? HubMessage.checkpoint(replica.checkpoint, board: address.name, version: version) {
+                if !replicaMembers.isEmpty,
+                   let frame = try? HubMessage.checkpoint(replica.checkpoint, board: address.name, version: version) {
                     actions.append(.relay(frame: frame, to: Array(replicaMembers)))
                 }
             }
@@ -427,7 +428,9 @@ extension KindRoom {
     /// then finds the answer the fold wrote down).
     func reloadSharedBoard(_ log: SharedBoard, core: inout HubCore, actions: inout [HubAction]) -> Bool {
         guard log.snapshotOffset >= shared.applied || log.snapshot == nil,
-              let (fresh, freshVersion, freshFrozen) = try? Self.sharedReplica(log, logName: logName, limits: core.limits) else { return false }
+              let (fresh, freshVersion, freshFrozen) = try? Self.sharedReplica(log, logName: logName, limits: core.limits) else {
+            return false
+        }
         // A snapshot below the version shown is of another history (R15):
         // never shown under a version a client saw; the board is read again.
         if log.snapshot != nil, freshVersion < version { return false }
@@ -490,7 +493,8 @@ extension KindRoom {
         }
         let snapshot = try JSONDecoder().decode(SharedSnapshot<Kind>.self, from: Data(text.utf8))
         guard snapshot.offset == board.snapshotOffset, let replica = Replica<Kind>(image: snapshot.replica, limits: replicaLimits) else {
-            throw StoreError(description: "the snapshot of \(logName) in the shared log is inconsistent (offset \(snapshot.offset), log says \(board.snapshotOffset))")
+            throw StoreError(description: "the snapshot of \(logName) in the shared log is inconsistent (offset \(snapshot.offset), " +
+                                          "log says \(board.snapshotOffset))")
         }
         return (replica, snapshot.version, snapshot.frozen ?? false)
     }

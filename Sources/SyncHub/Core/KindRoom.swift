@@ -64,7 +64,8 @@ class KindRoom<Kind: HostedKind>: BoardRoom {
             // Stored stamps are final and in order: nothing is re-stamped.
             let report = replica.receive(operations.sorted { $0.stamp < $1.stamp })
             guard report.refused.isEmpty, report.restamped.isEmpty else {
-                throw StoreError(description: "board \(address) holds operations that do not replay: \(report.refused.first.map { "\($0)" } ?? "re-stamped")")
+                throw StoreError(description: "board \(address) holds operations that do not replay: " +
+                                              "\(report.refused.first.map { "\($0)" } ?? "re-stamped")")
             }
         }
         self.replica = replica
@@ -212,7 +213,8 @@ class KindRoom<Kind: HostedKind>: BoardRoom {
             // re-stamped one: it moves its copy to the final place.
             let to = toAuthor ? Array(replicaMembers) : replicaMembers.filter { $0 != record.author }
             if !to.isEmpty {
-                actions.append(.relay(frame: HubMessage.operations(operations, of: Kind.self, board: address.name, version: record.version), to: to))
+                actions.append(.relay(frame: HubMessage.operations(operations, of: Kind.self, board: address.name,
+                                                                   version: record.version), to: to))
             }
         }
         if let checkpoint {
@@ -228,12 +230,15 @@ class KindRoom<Kind: HostedKind>: BoardRoom {
             let replicas = Array(replicaMembers)
             if !replicas.isEmpty {
                 do {
-                    afterReplies.append(.relay(frame: try HubMessage.checkpoint(checkpoint, board: address.name, version: record.version), to: replicas))
+                    afterReplies.append(.relay(frame: try HubMessage.checkpoint(checkpoint, board: address.name, version: record.version),
+                                               to: replicas))
                 } catch {
                     // Never an empty or partial frame: these replicas
                     // reconnect and catch up through `sync`.
                     core.counters.encodingFailures += 1
-                    for id in replicas { afterReplies.append(.close(connection: id, code: 1011, reason: "checkpoint could not be encoded")) }
+                    for id in replicas {
+                        afterReplies.append(.close(connection: id, code: 1011, reason: "checkpoint could not be encoded"))
+                    }
                 }
             }
         }

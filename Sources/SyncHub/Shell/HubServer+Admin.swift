@@ -22,7 +22,8 @@ extension HubServer {
             if case let .refused(status, _, message) = access, verifier == nil || status == 400 {
                 return .text(status, message)
             }
-            guard let file = web.file(for: path == "/admin" || path == "/admin/" ? "/admin.html" : String(path.dropFirst("/admin".count))) else {
+            let asked = path == "/admin" || path == "/admin/" ? "/admin.html" : String(path.dropFirst("/admin".count))
+            guard let file = web.file(for: asked) else {
                 return .text(404, "not found: the console is at /admin")
             }
             var page = HTTPResponse(status: 200, contentType: file.type, body: file.body, cacheable: false)
@@ -112,8 +113,9 @@ extension HubServer {
         if let origin = request.origin, let host = request.host {
             let from = origin.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(String.init)
             guard from == host else {
-                return HTTPResponse(status: 403, contentType: "application/json",
-                                    body: Array(#"{"error":"forbidden","message":"an action from a page of another site is refused"}"#.utf8))
+                return HTTPResponse(
+                    status: 403, contentType: "application/json",
+                    body: Array(#"{"error":"forbidden","message":"an action from a page of another site is refused"}"#.utf8))
             }
         }
         return nil
@@ -160,7 +162,8 @@ extension HubServer {
     }
 
     private func adminBoardJSON(_ address: BoardAddress) -> String? {
-        core.adminBoard(address, wallAt: { [started] in started.wall.addingTimeInterval(Double(Int64(bitPattern: $0 &- started.nanos)) / 1e9) },
+        core.adminBoard(address,
+                        wallAt: { [started] in started.wall.addingTimeInterval(Double(Int64(bitPattern: $0 &- started.nanos)) / 1e9) },
                         facts: connectionFacts(of:), others: log?.clusterConsole?.otherConnections(of: address.logName) ?? [])
     }
 
@@ -195,7 +198,8 @@ extension HubServer {
     /// O5 on this hub: closes the named connections with 4409.
     private func adminDisconnect(_ body: [UInt8], by admin: String, from address: String) -> HTTPResponse {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else {
-            return adminError(400, "bad_request", "send a JSON object: {\"connection\":\"HUB/N\"}, {\"sub\":S} or {\"name\":N,\"board\":\"KIND/NAME\"}")
+            return adminError(400, "bad_request",
+                              "send a JSON object: {\"connection\":\"HUB/N\"}, {\"sub\":S} or {\"name\":N,\"board\":\"KIND/NAME\"}")
         }
         var id: UInt64?
         var target = ""

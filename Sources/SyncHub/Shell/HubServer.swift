@@ -104,7 +104,8 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         }
         let path = request.path
         if path == "/echo" {
-            return echoEnabled ? .success(Admission(route: .echo)) : .failure(HTTPRefusal(status: 404, message: "the echo endpoint is off (start the hub with --echo)"))
+            return echoEnabled ? .success(Admission(route: .echo))
+                               : .failure(HTTPRefusal(status: 404, message: "the echo endpoint is off (start the hub with --echo)"))
         }
         switch BoardAddress.parse(path: path) {
         case let .failure(refusal):
@@ -112,7 +113,8 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         case let .success(address):
             if let log, !log.isUp(address) {
                 // R8: a board whose store does not answer takes nobody new.
-                return .failure(HTTPRefusal(status: 503, message: "the hub cannot reach the store of board \(address); try another hub or later"))
+                return .failure(HTTPRefusal(status: 503,
+                                            message: "the hub cannot reach the store of board \(address); try another hub or later"))
             }
             if let refusal = core.admits(board: address) {
                 return .failure(HTTPRefusal(status: refusal.status, message: refusal.message))
@@ -126,14 +128,17 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
                 let grant = try verifiedGrant(token, with: verifier)
                 guard grant.role(for: address) != nil else {
                     core.counters.authForbidden += 1
-                    logger.info("upgrade refused 403", metadata: ["board": "\(address)", "sub": "\(grant.sub)", "peer": "\(request.peerAddress)"])
+                    logger.info("upgrade refused 403",
+                                metadata: ["board": "\(address)", "sub": "\(grant.sub)", "peer": "\(request.peerAddress)"])
                     return .failure(HTTPRefusal(status: 403, message: "your token gives no role on this board"))
                 }
-                return .success(Admission(route: .board(address.key), grant: grant, origin: request.origin, client: Self.clientName(request)))
+                return .success(Admission(route: .board(address.key), grant: grant, origin: request.origin,
+                                          client: Self.clientName(request)))
             } catch {
                 core.counters.authRefused += 1
                 // Who and why, never the token (docs/SECURITY.md).
-                logger.info("upgrade refused 401", metadata: ["board": "\(address)", "reason": "\(error.code)", "peer": "\(request.peerAddress)"])
+                logger.info("upgrade refused 401",
+                            metadata: ["board": "\(address)", "reason": "\(error.code)", "peer": "\(request.peerAddress)"])
                 return .failure(HTTPRefusal(status: 401, message: error.reason))
             }
         }
@@ -193,7 +198,8 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             }
         }
         let stored = HostedKinds.withHTTP.compactMap { $0.storedByHTTP }
-        return .text(405, stored.isEmpty ? "nothing is stored by HTTP here" : "only these are stored by HTTP: " + stored.joined(separator: "; "))
+        return .text(405, stored.isEmpty ? "nothing is stored by HTTP here"
+                                         : "only these are stored by HTTP: " + stored.joined(separator: "; "))
     }
 
     func respond(to request: RequestHead, body: [UInt8], exchange: UInt64) -> HTTPResponse? {
@@ -206,7 +212,9 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
         for kind in HostedKinds.withHTTP {
             if case let .answer(answer) = kind.respond(to: request, body: body, exchange: exchange, on: self) { return answer }
         }
-        guard request.method == "GET" else { return .text(405, "\(request.method) is not taken here; only GET (and PUT of a shop's images)") }
+        guard request.method == "GET" else {
+            return .text(405, "\(request.method) is not taken here; only GET (and PUT of a shop's images)")
+        }
         return page(for: request)
     }
 
@@ -241,7 +249,8 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
                 return HTTPResponse(status: 200, contentType: file.type, body: file.body, cacheable: false)
             }
             return HTTPResponse(status: 404, contentType: "text/plain",
-                                body: Array("not found: boards are at ws://HOST:PORT/boards/NAME (and /set/NAME ...), their pages at the same paths\n".utf8))
+                                body: Array(("not found: boards are at ws://HOST:PORT/boards/NAME (and /set/NAME ...), their pages " +
+                                             "at the same paths\n").utf8))
         }
     }
 
@@ -335,7 +344,8 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             case let .close(id, code, reason):
                 guard let connection = server.connections[id] else { continue }
                 if code == 4401 || code == 4403 {
-                    logger.info("connection closed \(code)", metadata: ["reason": "\(reason)", "path": "\(connection.path)", "peer": "\(connection.peerAddress)"])
+                    logger.info("connection closed \(code)",
+                                metadata: ["reason": "\(reason)", "path": "\(connection.path)", "peer": "\(connection.peerAddress)"])
                 }
                 server.close(connection, code: code, reason: reason)
             case let .authenticated(id):

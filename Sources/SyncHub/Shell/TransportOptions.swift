@@ -7,12 +7,23 @@ import WebSocketLoop
 struct TransportOptions: ParsableArguments {
     @Option(help: "PEM certificate (chain) file: with --tls-key, the hub serves only wss:// and https://.") var tlsCert: String?
     @Option(help: "PEM private key file of --tls-cert.") var tlsKey: String?
-    @Option(help: ArgumentHelp("An origin (scheme://host[:port]) whose browser pages may connect; repeatable. None given: any origin on an open hub, only the hub's own when auth is on.", valueName: "origin"))
+    @Option(help: ArgumentHelp("An origin (scheme://host[:port]) whose browser pages may connect; repeatable. None given: any origin " +
+                               "on an open hub, only the hub's own when auth is on.", valueName: "origin"))
     var allowedOrigin: [String] = []
-    @Option(help: "WebSocket upgrade attempts a minute one address may make; beyond get HTTP 429 (0: no limit; loopback addresses are not counted).") var maxConnectsPerMinute = 300
-    @Option(help: "With auth on: connections open that have not yet presented a valid token; upgrades beyond (without a token header) get HTTP 503.") var maxUnauthenticated = 1000
-    @Option(help: "With auth on: seconds a connection has to present a valid token before it is closed with 4401.") var authTimeoutSeconds: UInt64 = 5
-    @Option(help: "With auth on: bytes a connection may send before it has presented a valid token; beyond closes it with 4401.") var maxPreauthBytes = 16_384
+    @Option(help: """
+        WebSocket upgrade attempts a minute one address may make; beyond get HTTP 429 (0: no limit; loopback addresses are not \
+        counted).
+        """)
+    var maxConnectsPerMinute = 300
+    @Option(help: """
+        With auth on: connections open that have not yet presented a valid token; upgrades beyond (without a token header) get HTTP \
+        503.
+        """)
+    var maxUnauthenticated = 1000
+    @Option(help: "With auth on: seconds a connection has to present a valid token before it is closed with 4401.")
+    var authTimeoutSeconds: UInt64 = 5
+    @Option(help: "With auth on: bytes a connection may send before it has presented a valid token; beyond closes it with 4401.")
+    var maxPreauthBytes = 16_384
 
     func validate() throws {
         switch (tlsCert, tlsKey) {
@@ -30,7 +41,8 @@ struct TransportOptions: ParsableArguments {
             let normalised = TransportPolicy.normalise(origin: origin)
             guard normalised.hasPrefix("http://") || normalised.hasPrefix("https://"),
                   let url = URL(string: normalised), url.host != nil, url.path.isEmpty, url.query == nil else {
-                throw ValidationError("--allowed-origin \(origin): expected scheme://host[:port] with scheme http or https and no path, e.g. https://boards.example.org")
+                throw ValidationError("--allowed-origin \(origin): expected scheme://host[:port] with scheme http or https and no path, " +
+                                      "e.g. https://boards.example.org")
             }
         }
         guard maxConnectsPerMinute >= 0 else { throw ValidationError("--max-connects-per-minute must be 0 (no limit) or more") }

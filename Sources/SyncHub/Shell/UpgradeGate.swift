@@ -72,7 +72,8 @@ struct UpgradeGate {
     mutating func admit(_ request: RequestHead, now: UInt64) -> HTTPRefusal? {
         if !allowConnect(from: request.peerAddress, now: now) {
             counters.connectsRateLimited += 1
-            return HTTPRefusal(status: 429, message: "too many connection attempts from \(request.peerAddress): at most \(policy.maxConnectsPerMinute) a minute")
+            return HTTPRefusal(status: 429, message: "too many connection attempts from \(request.peerAddress): " +
+                                                     "at most \(policy.maxConnectsPerMinute) a minute")
         }
         if let refusal = refuseQueryToken(request) { return refusal }
         if !originAllowed(request) {
@@ -93,7 +94,8 @@ struct UpgradeGate {
     mutating func refuseQueryToken(_ request: RequestHead) -> HTTPRefusal? {
         guard request.queryNames.contains(where: { ["token", "access_token"].contains($0.lowercased()) }) else { return nil }
         counters.queryTokensRefused += 1
-        return HTTPRefusal(status: 400, message: "a token in the URL's query string is refused: send it as an Authorization: Bearer header, or as the first frame (pages take it after # in the address)")
+        return HTTPRefusal(status: 400, message: "a token in the URL's query string is refused: send it as an Authorization: Bearer " +
+                                                 "header, or as the first frame (pages take it after # in the address)")
     }
 
     func originAllowed(_ request: RequestHead) -> Bool {

@@ -115,7 +115,8 @@ final class BoardStore {
     /// O9: keeps an action of the console; the oldest beyond the last
     /// 10,000 go (a hundred at a time, not on every action).
     func keep(audit entry: AuditEntry) throws {
-        let id = try database.prepare("INSERT INTO audit(entry) VALUES(?) RETURNING id").rows([.text(entry.json)]) { $0.integer(0) }.first ?? 0
+        let id = try database.prepare("INSERT INTO audit(entry) VALUES(?) RETURNING id")
+            .rows([.text(entry.json)]) { $0.integer(0) }.first ?? 0
         if id % 100 == 0 { try database.prepare("DELETE FROM audit WHERE id <= ?").run([.integer(id - Int64(AuditTrail.kept))]) }
     }
 
@@ -172,7 +173,8 @@ final class BoardStore {
                 if let frozen = record.frozen { try setFrozen.run([.integer(frozen ? 1 : 0), .text(record.board)]) }
             }
             for (board, replica) in hubReplicas {
-                try setHubReplica.run([.integer(Int64(bitPattern: replica.rawValue)), .text(board), .integer(Int64(bitPattern: replica.rawValue))])
+                try setHubReplica.run([.integer(Int64(bitPattern: replica.rawValue)), .text(board),
+                                       .integer(Int64(bitPattern: replica.rawValue))])
             }
             commitsSincePurge += 1
             if commitsSincePurge >= 10_000 {

@@ -96,7 +96,8 @@ final class EmbeddedBoardLog: BoardLog, @unchecked Sendable {
                 do {
                     try store.keep(audit: entry)
                 } catch {
-                    logger.error("an action of the console could not be kept in the audit", metadata: ["action": "\(entry.json)", "error": "\(error)"])
+                    logger.error("an action of the console could not be kept in the audit",
+                                 metadata: ["action": "\(entry.json)", "error": "\(error)"])
                 }
             }
             if !queued { logger.error("an action of the console could not be queued for the audit", metadata: ["action": "\(entry.json)"]) }

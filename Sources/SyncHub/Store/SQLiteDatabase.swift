@@ -94,7 +94,8 @@ final class SQLiteDatabase {
                 case let .text(text): result = sqlite3_bind_text(statement, slot, text, -1, csqlite_transient())
                 case let .blob(bytes):
                     result = bytes.withUnsafeBytes { raw in
-                        sqlite3_bind_blob(statement, slot, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), csqlite_transient())
+                        sqlite3_bind_blob(statement, slot, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count),
+                                          csqlite_transient())
                     }
                 }
                 guard result == SQLITE_OK else {

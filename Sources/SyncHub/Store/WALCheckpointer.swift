@@ -10,7 +10,8 @@ import WebSocketLoop
 /// begins, not every second while it lasts (the log only grows meanwhile;
 /// nothing committed is lost). A busy log is not a failure.
 final class WALCheckpointer: @unchecked Sendable {
-    // Sendable: `database` and `lastFailure` are confined to its thread, checked by `owner` (debug builds); the rest is guarded by `condition`.
+    // Sendable: `database` and `lastFailure` are confined to its thread, checked by `owner` (debug builds); the rest is guarded
+    // by `condition`.
     private let database: SQLiteDatabase
     /// The checkpointer's thread, while it runs: the only one that uses `database`.
     let owner = ThreadOwner("store-checkpoint")
