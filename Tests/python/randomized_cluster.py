@@ -519,7 +519,7 @@ class ClusterThin(rh.ThinClient):
             if key is not None:
                 self.answered_at.setdefault(key, (time.monotonic(), kind, m.get("code")))
                 if m.get("code") != "unavailable":
-                    self.first_answer.setdefault(key, (time.monotonic(), self.hub))
+                    self.first_answer.setdefault(key, (time.monotonic(), self.conn_hub))
         if kind == "rejected" and m.get("code") == "unavailable":
             key = self.refs.pop(m.get("ref"), None)
             if key is None:
@@ -640,6 +640,10 @@ class Rollback:
     def close_time(self):
         return (self.back_time if self.back_time is not None else math.inf) + ROLLBACK_MARGIN
 
+    def open_at(self, t):
+        """Whether `t` falls in this fault's window: a change then may be in the part lost and written back."""
+        return self.back_time is not None and self.loss_start <= t <= self.close_time()
+
     def killed(self, kill_log, since=None):
         """Hubs killed from `since` (default: loss_start) until ROLLBACK_MARGIN after Redis was back."""
         since = self.loss_start if since is None else since
@@ -705,12 +709,16 @@ class Cluster:
         remembered the key; that hub was killed since, and a later fault of
         the board's server lost the keys again."""
         now = time.monotonic()
-        first = [r for r in self.rollbacks if not r.wait and board in r.boards and r.open_at(answered)]
-        later = [r for r in self.rollbacks if not r.wait and board in r.boards and answered < r.fault_time <= now]
-        killed = any(h == hub and answered <= t <= now for t, h in self.kill_log)
-        if first and later and killed:
-            return (f"answered through hub{hub} in the {first[0].kind} window on redis{first[0].server}, hub{hub} killed since, "
-                    f"then the {later[0].kind} lost the keys again")
+        for first in self.rollbacks:
+            if first.wait or board not in first.boards or not first.open_at(answered):
+                continue
+            for later in self.rollbacks:
+                if later is first or later.wait or board not in later.boards or not (first.back_time < later.fault_time <= now):
+                    continue
+                # Killed before the later fault's window closed: alive through it, the hub would have sent the key back.
+                if any(h == hub and answered <= t <= later.close_time() for t, h in self.kill_log):
+                    return (f"answered through hub{hub} in the {first.kind} window on redis{first.server}, hub{hub} killed "
+                            f"since, then the {later.kind} lost the keys again")
         return None
 
     def url(self, hub, board):

@@ -247,9 +247,10 @@ final class SharedLog: BoardLog, @unchecked Sendable {
             let shard = shard(of: logName)
             shard.repairStarted()
             read(board) { reader throws(RedisFailure) in
-                defer { shard.repairEnded() }
+                // Ended here when kept; `failed` ends it otherwise (never both).
                 try reader.run(SharedLogScripts.keepKeys, keys: [keys.keys, keys.keyOrder],
                                arguments: answers.flatMap { [$0.key, $0.answer, String($0.offset)] })
+                shard.repairEnded()
                 return .keysKept
             } failed: { failure in
                 shard.repairEnded()

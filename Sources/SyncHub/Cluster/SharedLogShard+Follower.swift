@@ -17,6 +17,8 @@ extension SharedLogShard {
         var presenceEvery: UInt64 = 1_000_000_000
         // R15: whether the last exchange found every followed board whole.
         var heldAllBefore = false
+        // The server's run id when last reached: another one is a restart or a promotion.
+        var lastRunID = ""
         while true {
             lock.lock()
             let done = stopping
@@ -34,15 +36,19 @@ extension SharedLogShard {
             // fence starts and every followed board's head is checked now.
             if connection.opened != opened {
                 lastPresence = 0
-                // The server went away and came back: the appender's and the
-                // readers' connections are to its old process, and the first
-                // append on one would be answered `unavailable`. They connect
-                // again before their next use (as after a failover, R13).
-                if opened > 0 {
+                heldAllBefore = false
+                // The server restarted (another run id; unknown counts as
+                // another): the appender's and the readers' connections are
+                // to its old process, and the first append on one would be
+                // answered `unavailable`. They connect again before their next
+                // use (as after a failover, R13). A reconnect to the same run
+                // (a dropped connection) is not a restart.
+                let restarted = opened > 0 && (connection.runID.isEmpty || connection.runID != lastRunID)
+                lastRunID = connection.runID
+                if restarted {
                     primaryMoved()
                     generation = currentPrimaryGeneration   // this connection is the new one
                     lock.lock()
-                    restartUnchecked = true
                     announceRestart = true
                     lock.unlock()
                 }
@@ -262,6 +268,7 @@ extension SharedLogShard {
             lock.lock()
             let announce = announceRestart
             announceRestart = false
+            if announce { checksOwed += 1 }
             lock.unlock()
             if announce {
                 // Last in the batch: the core handles the heads first, so
@@ -271,7 +278,7 @@ extension SharedLogShard {
             if !news.isEmpty { deliver(news) }
             if !departed.isEmpty { _ = try? connection.pipeline(departed) }
             lock.lock()
-            let repairing = repairs > 0 || restartUnchecked
+            let repairing = repairs > 0 || checksOwed > 0 || announceRestart
             lock.unlock()
             let settled = holdsAll && heldAllBefore && !repairing
             heldAllBefore = holdsAll

@@ -34,11 +34,11 @@ final class SharedLogShard: @unchecked Sendable {
 
     /// R15: reached again after a restart, and the core has not yet asked
     /// for the keys it remembers of its boards here (`.serverReached`).
-    var restartUnchecked = false
+    var checksOwed = 0
     /// The follower is to tell the core at its next exchange (`.serverReached`).
     var announceRestart = false
 
-    func restartChecked() { lock.lock(); restartUnchecked = false; lock.unlock() }
+    func restartChecked() { lock.lock(); checksOwed = max(0, checksOwed - 1); lock.unlock() }
     func repairStarted() { lock.lock(); repairs += 1; lock.unlock() }
     func repairEnded() { lock.lock(); repairs = max(0, repairs - 1); lock.unlock() }
     var unfollowed: Set<String> = []
