@@ -24,9 +24,11 @@ struct SharedLogConnectionSettings: Sendable {
     /// --redis-timeout, at most 1 s.
     var fenceMilliseconds: Int { min(1_000, max(100, timeoutMilliseconds / 2)) }
     /// R15: how long it holds at most while a hub that was live has not
-    /// checked: 3/4 of --redis-timeout, so an intent (or a join) that
-    /// waited it out is still answered within --redis-timeout.
-    var fenceCeilingMilliseconds: Int { max(fenceMilliseconds, timeoutMilliseconds * 3 / 4) }
+    /// checked: four times its shortest part. Correctness first: a join
+    /// never shows the log before a slow hub wrote it back (it fails after
+    /// its deadline and is tried again); an intent that waits longer than
+    /// --redis-timeout is answered `unavailable` and resent under its key.
+    var fenceCeilingMilliseconds: Int { 4 * fenceMilliseconds }
     /// Both, as the scripts take them: `FLOOR/CEILING` milliseconds.
     var fenceSpans: String { "\(fenceMilliseconds)/\(fenceCeilingMilliseconds)" }
 }

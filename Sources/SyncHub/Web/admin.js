@@ -276,7 +276,9 @@
   async function act(label, path, payload) {
     try {
       const answer = await api('POST', path, payload);
-      const rest = Object.entries(answer).filter(([k]) => k !== 'ok').map(([k, v]) => `${k} ${compact(v)}`);
+      // An empty list (no other hub asked) says nothing.
+      const rest = Object.entries(answer).filter(([k, v]) => k !== 'ok' && !(Array.isArray(v) && v.length === 0))
+        .map(([k, v]) => `${k} ${compact(v)}`);
       const short = `${answer.ok === true ? 'done' : 'not done'}${rest.length ? `, ${rest.join(', ')}` : ''}`;
       return { ok: answer.ok === true, short, text: `${label}: ${short}`, detail: `answer: ${compact(answer)}` };
     } catch (e) {
