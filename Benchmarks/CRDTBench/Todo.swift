@@ -225,7 +225,8 @@ func runTodo(repetitions: Int, operations: Int, items: Int) {
     }
     let n = operations.formatted
     print("")
-    print("Shared reminders: todo on a list of \(items.formatted) items and letters, same run, alternating (median of \(repetitions); \(n) operations per person)")
+    print("Shared reminders: todo on a list of \(items.formatted) items and letters, same run, alternating "
+        + "(median of \(repetitions); \(n) operations per person)")
     print(pad("measure", 44) + pad("letters", 22) + pad("todo", 22) + "todo / letters")
     let ll = median(letters.localOpsPerSecond), tl = median(todo.localOpsPerSecond)
     print(pad("local apply \(n) ops (compaction on)", 44) + pad("\(format(ll / 1e3, 1)) k ops/s", 22)
@@ -245,8 +246,11 @@ func runTodo(repetitions: Int, operations: Int, items: Int) {
         + " client merge letters \(spread(letters.clientMergeMillis)) todo \(spread(todo.clientMergeMillis)) ms;"
         + " hub merge letters \(spread(letters.hubMergeMillis)) todo \(spread(todo.hubMergeMillis)) ms")
     let scaling = TodoBench.scaling(operations: operations)
-    print("todo local apply by list size: " + scaling.map { "\($0.items.formatted) items \(format($0.opsPerSecond / 1e3, 1)) k ops/s" }.joined(separator: "; "))
+    let bySize = scaling.map { "\($0.items.formatted) items \(format($0.opsPerSecond / 1e3, 1)) k ops/s" }
+    print("todo local apply by list size: " + bySize.joined(separator: "; "))
     print("board of 10,000 items: state as JSON \(memory.json.formatted) bytes (\(format(Double(memory.json) / 10_000, 1)) per item); "
-        + "storage \(memory.storage.formatted) bytes (\(format(Double(memory.storage) / 10_000, 1)) per item, entries buffer + out-of-line strings, stride of Entry \(MemoryLayout<TodoList.Entry>.stride)); "
-        + "RSS +\(memory.rss.formatted) bytes; with \(TodoList.tombstonesKept.formatted) tombstones: JSON \(memory.tombstoneJSON.formatted) bytes")
+        + "storage \(memory.storage.formatted) bytes (\(format(Double(memory.storage) / 10_000, 1)) per item, "
+        + "entries buffer + out-of-line strings, stride of Entry \(MemoryLayout<TodoList.Entry>.stride)); "
+        + "RSS +\(memory.rss.formatted) bytes; with \(TodoList.tombstonesKept.formatted) tombstones: "
+        + "JSON \(memory.tombstoneJSON.formatted) bytes")
 }

@@ -208,13 +208,15 @@ func runLetterBoard() {
     print(pad("local apply (\(recordedOps) ops, compaction on)", 44)
         + pad("\(format(localRate / 1e6)) M ops/s", 22) + pad(">= 1 M ops/s", 16) + "\(format(localRate / 1e6))x")
     print(pad("  baseline: same intents on a plain array", 44)
-        + pad("\(format(median(baselines) / 1e6)) M ops/s", 22) + pad("", 16) + "engine at \(format(localRate / median(baselines) * 100, 1)) %")
+        + pad("\(format(median(baselines) / 1e6)) M ops/s", 22) + pad("", 16)
+        + "engine at \(format(localRate / median(baselines) * 100, 1)) %")
     print(pad("merge 10,000 + 10,000 concurrent ops", 44)
         + pad("\(format(mergeTime)) ms", 22) + pad("<= 10 ms", 16) + "\(format(10 / mergeTime))x under")
     print(pad("resident memory after 1,000 ops", 44) + pad("\(after1k) kB", 22))
     print(pad("resident memory after 10,000 ops", 44) + pad("\(after10k) kB", 22))
     print(pad("resident memory after 1,000,000 ops", 44) + pad("\(after1M) kB", 22) + pad("flat", 16)
-        + "\(format(Double(after1M) / Double(max(after1k, 1)), 3))x of 1,000, \(format(Double(after1M) / Double(max(after10k, 1)), 3))x of 10,000")
+        + "\(format(Double(after1M) / Double(max(after1k, 1)), 3))x of 1,000, "
+        + "\(format(Double(after1M) / Double(max(after10k, 1)), 3))x of 10,000")
     print("runs: local \(rates.map { format($0 / 1e6) }) M ops/s; merge \(merges.map { format($0) }) ms")
 }
 
