@@ -336,7 +336,7 @@ extension HubServer {
     func startDrain(by who: String) -> Bool {
         guard drain == nil else { return false }
         let now = WebSocketServer.nowNanos()
-        drain = (now &+ drainSeconds * 1_000_000_000, now / 1_000_000_000, 0)
+        drain = (now &+ drainSeconds * 1_000_000_000, now, 0)
         logger.notice("draining: no new connections; clients are closed with 1012, at most 200 a second",
                       metadata: ["by": "\(who)", "connections": "\(server.connections.count)", "seconds": "\(drainSeconds)"])
         drainStep(nowNanos: now)
@@ -347,8 +347,9 @@ extension HubServer {
     /// another hub, R7); exits once none is left or the time is up.
     func drainStep(nowNanos: UInt64) {
         guard var state = drain else { return }
-        let second = nowNanos / 1_000_000_000
-        if second != state.second { state = (state.deadline, second, 0) }
+        // A second from the first close of the window on (not the clock's
+        // second: a drain that starts at .999 closes no 400 at once).
+        if nowNanos >= state.windowStart &+ 1_000_000_000 { state = (state.deadline, nowNanos, 0) }
         let open = server.connections.values.filter { $0.closing == nil }
         for connection in open.prefix(max(0, 200 - state.closed)) {
             server.close(connection, code: 1012, reason: "this hub is draining; reconnect to another")

@@ -35,7 +35,7 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
     let started = (nanos: WebSocketServer.nowNanos(), wall: Date())
     /// O8: a drain under way (monotonic nanoseconds it ends by), and how
     /// many connections it closed in the current second.
-    var drain: (deadline: UInt64, second: UInt64, closed: Int)?
+    var drain: (deadline: UInt64, windowStart: UInt64, closed: Int)?
     var drainSeconds: UInt64 = 60
     /// The second the console's part was last handed to the cluster (`publishConsole`).
     var lastConsoleSecond: UInt64 = 0
