@@ -46,6 +46,16 @@ def metric_sum(hubs, name):
     return sum(hub.metric(name) or 0 for hub in hubs)
 
 
+def joined(kind, hub, board):
+    """A client of `kind` on `board` through `hub`, or None while the hub still
+    counts the server down a moment after its restart (HTTP 503, R8)."""
+    try:
+        return kind(hub, board)
+    except Exception as refused:  # websockets' InvalidStatus
+        assert "503" in str(refused), refused
+        return None
+
+
 def six_changes_saved_after_three(redis, client):
     """Six changes through `client`; the Redis that keeps only what SAVE
     writes saves after the third (its RDB file is then older)."""
@@ -84,7 +94,8 @@ def test_r15_a_log_that_went_back_is_written_back_and_versions_go_on(make_redis,
     # Every client, old and new, on either hub, shows the board as it was
     # at the highest version shown (their own connections never saw a
     # version go back: KindClient checks each state it reads).
-    fresh = [kind(hub, board) for hub in hubs]
+    fresh = [wait_until(lambda hub=hub: joined(kind, hub, board), 10, interval=0.05, message="the hub takes the join")
+             for hub in hubs]
     for client in fresh:
         state = client.wait_state(lambda s: s["version"] >= shown["version"])
         assert state["version"] == shown["version"] and kind.content(state) == kind.content(shown), (state, shown)

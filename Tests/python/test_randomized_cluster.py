@@ -224,7 +224,7 @@ def test_a_key_answered_before_a_fold_is_not_applied_again_after_redis_came_back
         client.ok({"type": "select" if n % 2 == 0 else "deselect", "letter": "A", "key": f"k-{n}"})
     lose_redis(redis, keep_rdb=False)
     wait_until(lambda: _total(hubs, "synchub_redis_history_written_back_total") >= 1, 20, message="a hub writes the board back")
-    other = Letters(hubs[1], board)
+    other = wait_until(lambda: _joined(hubs[1], board), 10, interval=0.05, message="the other hub takes the join")
     again = other.ask({"type": "select", "letter": "I", "key": "k-I"})
     state = other.state_at(again["version"]) if again["type"] == "ack" else other.state
     assert (again["type"], again.get("version")) == ("ack", first["version"]), (first, again, state["order"])
