@@ -557,3 +557,13 @@ def lose_redis(redis, keep_rdb):
             continue
         shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) else os.remove(path)
     redis._start()
+
+
+def joined(kind, hub, board):
+    """A client of `kind` on `board` through `hub`, or None while the hub still
+    counts the server down a moment after its restart (HTTP 503, R8)."""
+    try:
+        return kind(hub, board)
+    except Exception as refused:  # websockets' InvalidStatus
+        assert "503" in str(refused), refused
+        return None

@@ -9,7 +9,7 @@ import itertools, os, signal, threading, time
 
 import pytest
 
-from cluster_support import lose_redis, make_cluster_hub, make_redis, make_sentinels, redis_server, wait_until  # noqa: F401
+from cluster_support import joined, lose_redis, make_cluster_hub, make_redis, make_sentinels, redis_server, wait_until  # noqa: F401
 from kind_client import KindClient
 
 
@@ -44,16 +44,6 @@ KINDS = [Letters, Todo]
 
 def metric_sum(hubs, name):
     return sum(hub.metric(name) or 0 for hub in hubs)
-
-
-def joined(kind, hub, board):
-    """A client of `kind` on `board` through `hub`, or None while the hub still
-    counts the server down a moment after its restart (HTTP 503, R8)."""
-    try:
-        return kind(hub, board)
-    except Exception as refused:  # websockets' InvalidStatus
-        assert "503" in str(refused), refused
-        return None
 
 
 def six_changes_saved_after_three(redis, client):

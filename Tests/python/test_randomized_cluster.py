@@ -194,7 +194,7 @@ import os, signal  # noqa: E402
 
 from websockets.sync.client import connect  # noqa: E402
 
-from cluster_support import lose_redis, wait_until  # noqa: E402
+from cluster_support import joined, lose_redis, wait_until  # noqa: E402
 from kind_client import KindClient  # noqa: E402
 
 
@@ -224,7 +224,7 @@ def test_a_key_answered_before_a_fold_is_not_applied_again_after_redis_came_back
         client.ok({"type": "select" if n % 2 == 0 else "deselect", "letter": "A", "key": f"k-{n}"})
     lose_redis(redis, keep_rdb=False)
     wait_until(lambda: _total(hubs, "synchub_redis_history_written_back_total") >= 1, 20, message="a hub writes the board back")
-    other = wait_until(lambda: _joined(hubs[1], board), 10, interval=0.05, message="the other hub takes the join")
+    other = wait_until(lambda: joined(Letters, hubs[1], board), 10, interval=0.05, message="the other hub takes the join")
     again = other.ask({"type": "select", "letter": "I", "key": "k-I"})
     state = other.state_at(again["version"]) if again["type"] == "ack" else other.state
     assert (again["type"], again.get("version")) == ("ack", first["version"]), (first, again, state["order"])
@@ -250,18 +250,8 @@ def test_a_join_right_after_redis_went_back_never_shows_an_older_version(make_re
         client.ok({"type": "select", "letter": "ABCDEF"[step]})
     shown = client.state
     lose_redis(redis, keep_rdb=True)
-    late = wait_until(lambda: _joined(other, board), 10, interval=0.05, message="the other hub takes the join")
+    late = wait_until(lambda: joined(Letters, other, board), 10, interval=0.05, message="the other hub takes the join")
     assert late.first["version"] >= shown["version"], (late.first, shown)
-
-
-def _joined(hub, board):
-    """A letters client on `board` through `hub`, or None while the hub still counts the server
-    down a moment after its restart (HTTP 503, R8): the caller tries again."""
-    try:
-        return Letters(hub, board)
-    except Exception as refused:  # websockets' InvalidStatus
-        assert "503" in str(refused), refused
-        return None
 
 
 def test_no_hub_stores_the_ops_of_a_replica_another_hub_called_unknown(make_redis, make_cluster_hub):
