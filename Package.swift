@@ -39,6 +39,13 @@ let package = Package(
             providers: [.apt(["libhiredis-dev"])]
         ),
 
+        // Cluster mode's snapshots are stored deflated (zlib, which
+        // libwebsockets already brings for permessage-deflate).
+        .systemLibrary(
+            name: "CZlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+
         // The terminal client's HTTPS requests (`syncclient admin`): OpenSSL,
         // which libwebsockets already brings for wss://.
         .systemLibrary(
@@ -80,7 +87,7 @@ let package = Package(
         .executableTarget(
             name: "SyncHub",
             dependencies: [
-                "BoardCRDT", "SyncWire", "WebSocketLoop", "CSQLite", "CHiredis",
+                "BoardCRDT", "SyncWire", "WebSocketLoop", "CSQLite", "CHiredis", "CZlib",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -4,7 +4,7 @@
 #
 #   scripts/install-deps.sh [--no-browser] [--no-autobahn] [--no-python]
 #
-# 1. Debian packages: libwebsockets-dev pkg-config libsqlite3-dev libhiredis-dev
+# 1. Debian packages: libwebsockets-dev pkg-config libsqlite3-dev libhiredis-dev zlib1g-dev
 #    redis-server (cluster mode; tests start their own servers) tmux python3-venv,
 #    libgdk-pixbuf-2.0-dev librsvg2-common webp-pixbuf-loader (the terminal's
 #    pictures of a shop), nginx (test_nginx_proxy.py starts its own with
@@ -24,7 +24,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
-APT_PACKAGES=(libwebsockets-dev libwebsockets-evlib-ev libev-dev pkg-config libsqlite3-dev libhiredis-dev redis-server tmux python3-venv openssl libgdk-pixbuf-2.0-dev librsvg2-common webp-pixbuf-loader nginx)
+APT_PACKAGES=(libwebsockets-dev libwebsockets-evlib-ev libev-dev pkg-config libsqlite3-dev libhiredis-dev zlib1g-dev redis-server tmux python3-venv openssl libgdk-pixbuf-2.0-dev librsvg2-common webp-pixbuf-loader nginx)
 BROWSER_PACKAGES=(chromium chromium-driver fonts-noto-cjk)
 PY_PACKAGES=(websockets==17.4 pytest==9.2.0 selenium==4.51.0 PyJWT==2.15.1 cryptography==50.0.2 jsonpatch==1.33)  # selenium 4.52 needs a certifi newer than PyPI serves here
 PYVENV=$ROOT/.build/pyvenv

@@ -143,7 +143,7 @@ struct SyncHubCommand: ParsableCommand {
             let log: BoardLog?
             if let sharedLog {
                 sequencing = .shared(SharedLogSettings(hubID: sharedLog.settings.hubID, timeoutNanos: cluster.timeoutNanos,
-                                                       foldEvery: UInt64(limits.keptOperations)))
+                                                       foldEvery: UInt64(cluster.foldSpan(keptOperations: keptOperations))))
                 log = sharedLog
             } else if inMemory {
                 log = nil

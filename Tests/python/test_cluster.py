@@ -10,7 +10,7 @@ Where a rule bounds a time (R3's two --redis-timeouts, R8's --redis-timeout
 and its 10 seconds) the test measures it and allows a stated slack for the
 test's own polling on a busy 2-core machine.
 """
-import asyncio, json, time
+import asyncio, json, time, zlib
 
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
@@ -839,6 +839,41 @@ def test_r9_the_board_log_in_redis_stays_bounded(redis_server, make_cluster_hub,
     for hub in (B, C):
         s = open_client(hub, "stock", "r9").wait_state(lambda s: s["version"] >= top)
         assert s["version"] == top and s["stock"]["kiwi"] == s0["stock"]["kiwi"] + changes, s
+
+
+def test_r9_at_the_default_window_the_stream_holds_a_fold_or_two_and_the_window_travels_packed(
+        redis_server, make_cluster_hub, open_client):
+    """Issue 33: at --kept-operations 1024 a fold comes every 128 entries
+    and 128 stay behind it; the window of 1,024 operations is in the
+    snapshot, deflated (log format 3), and a hub started later holds it."""
+    A, B = two_hubs(make_cluster_hub, redis_server)
+    a = open_client(A, "stock", "r9w")
+    s0 = a.first
+    changes, top = 600, 0
+    for start in range(0, changes, 100):
+        refs = [a.send({"type": "restock", "fruit": "kiwi", "by": 1}) for _ in range(100)]
+        answers = a.answers(refs, timeout=30)
+        assert all(x["type"] == "ack" for x in answers), [x for x in answers if x["type"] != "ack"][:3]
+        top = max(x["version"] for x in answers)
+    log_key, meta_key = "sh:{stock/r9w}:log", "sh:{stock/r9w}:meta"
+    meta = lambda: dict(zip(*[iter(redis_server.cli("HGETALL", meta_key))] * 2))
+    wait_until(lambda: int(meta().get("snap", 0)) >= changes - 128, 10, message=f"a fold near the top: {meta()}")
+    assert redis_server.cli("XLEN", log_key) <= 2 * 128, redis_server.cli("XLEN", log_key)
+    stored = redis_server.cli("GET", "sh:{stock/r9w}:snap")
+    assert isinstance(stored, bytes) and stored[:1] != b"{", stored[:40]
+    snapshot = json.loads(zlib.decompress(stored))
+    assert snapshot["offset"] == int(meta()["snap"])
+    # The window is longer than what the stream keeps: only the snapshot has it.
+    assert len(snapshot["replica"]["log"]) > 2 * 128, len(snapshot["replica"]["log"])
+    assert len(stored) * 5 < len(zlib.decompress(stored)), (len(stored), len(zlib.decompress(stored)))
+    C = make_cluster_hub(redis_server)
+    c = open_client(C, "stock", "r9w")
+    s = c.wait_state(lambda s: s["version"] >= top)
+    assert s["version"] == top and s["stock"]["kiwi"] == s0["stock"]["kiwi"] + changes, s
+    # C applies what follows as A and B do: one more change from C shows alike everywhere.
+    shown = c.ok({"type": "restock", "fruit": "kiwi", "by": 1})
+    for client in (a, c, open_client(B, "stock", "r9w")):
+        assert client.state_at(shown["version"])["stock"]["kiwi"] == s0["stock"]["kiwi"] + changes + 1
 
 
 def test_r9_a_hub_whose_clients_all_left_stops_following_the_board(redis_server, make_cluster_hub, open_client):

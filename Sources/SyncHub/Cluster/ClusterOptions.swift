@@ -21,19 +21,32 @@ struct ClusterOptions: ParsableArguments {
     var reusePort = false
     @Option(help: "This hub's name in the cluster (logs, Redis client names, presence); default: random.")
     var hubId: String?
+    @Option(help: ArgumentHelp(
+        "Entries after which a board's log in Redis is folded into a snapshot; as many stay behind it (R9). " +
+        "Default: 128, or --kept-operations when smaller (the window travels in the snapshot).", valueName: "entries"))
+    var foldEvery: Int?
 
     var isCluster: Bool { !redis.isEmpty }
+
+    /// R9: a fold comes every 128 entries (fewer with a smaller
+    /// --kept-operations), and as many stay in the stream behind it. The
+    /// window of operations (--kept-operations) travels in the snapshot,
+    /// packed, so the stream only holds what came since the last fold or
+    /// two: a busy board costs Redis tens of KiB, not a window's worth of
+    /// entries twice (issue 33; docs/CLUSTER.md, "What a board costs Redis").
+    func foldSpan(keptOperations: Int) -> Int { foldEvery ?? min(keptOperations, 128) }
     var timeoutNanos: UInt64 { UInt64(max(0.05, redisTimeout) * 1e9) }
 
     func check(inMemory: Bool) throws {
         guard isCluster else {
-            if redisPasswordFile != nil || redisWait != 0 || hubId != nil {
-                throw ValidationError("--redis-password-file, --redis-wait and --hub-id need --redis")
+            if redisPasswordFile != nil || redisWait != 0 || hubId != nil || foldEvery != nil {
+                throw ValidationError("--redis-password-file, --redis-wait, --hub-id and --fold-every need --redis")
             }
             return
         }
         if inMemory { throw ValidationError("--in-memory and --redis exclude each other: with --redis the boards live in Redis") }
         guard redisTimeout >= 0.2, redisTimeout <= 600 else { throw ValidationError("--redis-timeout must be 0.2...600 seconds") }
+        if let foldEvery, !(16...10_000_000).contains(foldEvery) { throw ValidationError("--fold-every must be 16...10000000 entries") }
         guard redisWait >= 0 else { throw ValidationError("--redis-wait must be 0 or more") }
         guard redisConnectTimeout >= 0 else { throw ValidationError("--redis-connect-timeout must be 0 or more") }
         if let hubId, hubId.isEmpty || hubId.count > 64
@@ -69,11 +82,12 @@ struct ClusterOptions: ParsableArguments {
         }
         let id = hubId ?? String(UInt64.random(in: 1...UInt64.max), radix: 36)
         var settings = SharedLogConnectionSettings(hubID: id, timeoutMilliseconds: Int(redisTimeout * 1000), waitReplicas: redisWait)
-        // A fold comes every --kept-operations entries; as many stay behind it.
-        settings.keptBehindSnapshot = keptOperations
-        // The log's format too: hubs that link entries (R15) and hubs that do
-        // not cannot share a log, so a cluster is upgraded by stopping every hub.
-        settings.agreedFlags = "--kept-operations \(keptOperations) --max-replicas-per-board \(maxReplicasPerBoard) (log format 2)"
+        // A fold comes every foldSpan entries; as many stay behind it.
+        settings.keptBehindSnapshot = foldSpan(keptOperations: keptOperations)
+        // The log's format too: hubs that link entries (R15, format 2) or
+        // pack snapshots (format 3) and hubs that do not cannot share a log,
+        // so a cluster is upgraded by stopping every hub.
+        settings.agreedFlags = "--kept-operations \(keptOperations) --max-replicas-per-board \(maxReplicasPerBoard) (log format 3)"
         let log = SharedLog(servers: addresses, settings: settings, logger: logger)
         do {
             try log.connectAtStart(deadline: Date().addingTimeInterval(redisConnectTimeout))

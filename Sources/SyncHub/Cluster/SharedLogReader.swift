@@ -159,7 +159,12 @@ final class SharedLogReader {
         guard parts.count == 6, let at = parts[1].text.flatMap({ UInt64($0) }), let epoch = parts[2].text else {
             throw RedisFailure(reason: .protocolError, message: "unexpected answer loading \(logName)")
         }
-        let snapshot = parts[0].text
+        let snapshot: String?
+        do {
+            snapshot = if case let .bulk(bytes) = parts[0] { try PackedSnapshot.unpack(bytes) } else { nil }
+        } catch {
+            throw RedisFailure(reason: .reply, message: "board \(logName): \(error.description)")
+        }
         let entries = SharedLogShard.entries(parts[4])
         // The script answers the snapshot only when the entries after `offset` are gone.
         let fromSnapshot = at > offset && (entries.first.map { $0.offset != offset + 1 } ?? true)

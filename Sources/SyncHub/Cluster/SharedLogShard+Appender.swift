@@ -70,12 +70,12 @@ extension SharedLogShard {
         let waits = settings.waitReplicas > 0 && proposals
         // WAIT answers before the socket's timeout, so a lagging replica is
         // a WAIT shortfall, not a lost connection.
-        let waitCommand = ["WAIT", String(settings.waitReplicas), String(max(1, settings.timeoutMilliseconds / 2))]
+        let waitCommand = ["WAIT", String(settings.waitReplicas), String(max(1, settings.timeoutMilliseconds / 2))].map { Array($0.utf8) }
         if waits { commands.append(waitCommand) }
         let started = DispatchTime.now().uptimeNanoseconds
         var replies: [RedisReply]
         do {
-            replies = try connection.pipeline(commands)
+            replies = try connection.pipelineBytes(commands)
         } catch {
             note { $0.count(error); $0.up = false }
             logger.warning("redis append failed; answered unavailable", metadata: ["server": "\(address)", "error": "\(error.message)"])
@@ -101,7 +101,7 @@ extension SharedLogShard {
                 // With --redis-wait, what runs again is waited for again.
                 var retry = missing.map { command(for: units[$0], hashes: hashes, run: run, evalText: true) }
                 if waits { retry.append(waitCommand) }
-                let again = try connection.pipeline(retry)
+                let again = try connection.pipelineBytes(retry)
                 for (index, reply) in zip(missing, again) { replies[index] = reply }
                 if waits, let last = again.last, (last.integer ?? 0) < Int64(settings.waitReplicas) {
                     for index in missing {
@@ -243,7 +243,17 @@ extension SharedLogShard {
         return .failed(reason: "unexpected answer from the append script")
     }
 
-    private func command(for unit: [Job], hashes: ScriptHashes, run: String, evalText: Bool) -> [String] {
+    /// Bytes, not text: a snapshot is stored packed (`PackedSnapshot`).
+    private func command(for unit: [Job], hashes: ScriptHashes, run: String, evalText: Bool) -> [[UInt8]] {
+        let (text, snapshot) = commandText(for: unit, hashes: hashes, run: run, evalText: evalText)
+        var command = text.map { Array($0.utf8) }
+        if let (at, bytes) = snapshot { command[at] = bytes }
+        return command
+    }
+
+    /// The command with a placeholder where a snapshot goes, and where it goes.
+    private func commandText(for unit: [Job], hashes: ScriptHashes, run: String, evalText: Bool)
+        -> ([String], snapshot: (at: Int, bytes: [UInt8])?) {
         switch unit.first {
         case let .propose(first)?:
             let keys = SharedLogScripts.BoardKeys(logName: first.logName)
@@ -258,26 +268,26 @@ extension SharedLogShard {
                 command += [proposal.body, proposal.key ?? "", proposal.owner.map { String($0.replica.rawValue) } ?? "",
                             proposal.owner?.sub ?? "", String(Self.newLink())]
             }
-            return command
+            return (command, nil)
         case let .restore(restore, snapshot)?:
             let keys = SharedLogScripts.BoardKeys(logName: restore.logName)
             let head = evalText ? ["EVAL", SharedLogScripts.restore] : ["EVALSHA", hashes.restore]
             var command = head + ["6", keys.meta, keys.log, keys.snapshot, keys.keys, keys.keyOrder, HubLease.key(hubID: settings.hubID),
-                                  String(restore.seen.offset), String(restore.seen.link), snapshot, restore.seen.epoch,
+                                  String(restore.seen.offset), String(restore.seen.link), "", restore.seen.epoch,
                                   String(restore.expected.top), String(restore.expected.last), Self.newEpoch(),
                                   String(settings.fenceMilliseconds), HubLease.token]
             for answer in restore.answers { command += [answer.key, answer.answer, String(answer.offset)] }
-            return command
+            return (command, (at: head.count + 9, bytes: snapshot))
         case let .fold(fold, snapshot)?:
             let keys = SharedLogScripts.BoardKeys(logName: fold.logName)
             let head = evalText ? ["EVAL", SharedLogScripts.fold] : ["EVALSHA", hashes.fold]
             var command = head + ["6", keys.meta, keys.log, keys.snapshot, keys.keys, keys.keyOrder, keys.lease,
-                                  String(fold.offset), snapshot, settings.hubID, String(settings.leaseMilliseconds),
+                                  String(fold.offset), "", settings.hubID, String(settings.leaseMilliseconds),
                                   String(settings.maxKeysPerBoard), String(settings.keptBehindSnapshot), fold.epoch, String(fold.link)]
             for answer in fold.answers { command += [answer.key, answer.answer] }
-            return command
+            return (command, (at: head.count + 8, bytes: snapshot))
         case nil:
-            return ["PING"]
+            return (["PING"], nil)
         }
     }
 

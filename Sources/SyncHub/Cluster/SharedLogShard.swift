@@ -54,15 +54,15 @@ final class SharedLogShard: @unchecked Sendable {
 
     enum Job: Sendable {
         case propose(SharedProposal)
-        /// A fold whose snapshot `encodeFolds` has written.
-        case fold(SharedFold, snapshot: String)
+        /// A fold whose snapshot `submitFolds` has written (packed).
+        case fold(SharedFold, snapshot: [UInt8])
         /// R15: a board written back, its snapshot written off the appender too.
-        case restore(SharedRestore, snapshot: String)
+        case restore(SharedRestore, snapshot: [UInt8])
     }
 
-    /// Snapshots are written here, not on the appender: a fold's encoding
+    /// Snapshots are written there, not on the appender: a fold's encoding
     /// (the whole board) must not hold up the proposals behind it.
-    let foldEncoder = DispatchQueue(label: "redis-fold-encoder")
+    let foldEncoder: FoldEncoder
     /// Write-backs (R15) are encoded on their own queue: never behind folds.
     let restoreEncoder = DispatchQueue(label: "redis-restore-encoder")
 
@@ -70,7 +70,7 @@ final class SharedLogShard: @unchecked Sendable {
     func submitRestore(_ restore: SharedRestore) {
         restoreEncoder.async { [self] in
             do {
-                submit([.restore(restore, snapshot: try restore.encode())])
+                submit([.restore(restore, snapshot: try PackedSnapshot.pack(restore.encode()))])
             } catch {
                 logger.error("cannot encode a board's snapshot to write it back",
                              metadata: ["board": "\(restore.logName)", "error": "\(error)"])
@@ -79,25 +79,15 @@ final class SharedLogShard: @unchecked Sendable {
         }
     }
 
-    /// Writes each fold's snapshot off the appender thread, then queues it.
     func noteAcknowledged(_ logName: String, offset: UInt64) {
         lock.lock()
         if followed[logName] != nil, acknowledged[logName, default: 0] < offset { acknowledged[logName] = offset }
         lock.unlock()
     }
 
+    /// Writes each fold's snapshot off the appender thread, then queues it.
     func submitFolds(_ folds: [SharedFold]) {
-        for fold in folds {
-            foldEncoder.async { [self] in
-                do {
-                    let snapshot = try fold.encode()
-                    submit([.fold(fold, snapshot: snapshot)])
-                } catch {
-                    // Nothing is trimmed without a snapshot; the next fold tries again.
-                    logger.error("cannot encode a board's snapshot", metadata: ["board": "\(fold.logName)", "error": "\(error)"])
-                }
-            }
-        }
+        for fold in folds { foldEncoder.submit(fold) }
     }
 
     /// O6: this is the cluster's first server, which keeps the revocations
@@ -115,6 +105,7 @@ final class SharedLogShard: @unchecked Sendable {
         self.address = address
         self.settings = settings
         self.logger = logger
+        foldEncoder = FoldEncoder(logger: logger)
     }
 
     func start() {
@@ -127,10 +118,12 @@ final class SharedLogShard: @unchecked Sendable {
         let follower = Thread { [self] in runFollower() }
         follower.name = "redis-follower"
         follower.start()
+        foldEncoder.start { [self] fold, snapshot in submit([.fold(fold, snapshot: snapshot)]) }
     }
 
     /// Stops both threads once the appender has sent what is queued.
     func stop() {
+        foldEncoder.stop()
         lock.lock()
         stopping = true
         lock.broadcast()

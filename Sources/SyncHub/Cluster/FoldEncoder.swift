@@ -1,0 +1,76 @@
+import Foundation
+import Logging
+
+/// Writes folds' snapshots for one shard on a thread of its own at the
+/// lowest CPU priority (nice 19): a fold is work for later, so the threads
+/// that deliver changes (the server's, the appender, the follower) take the
+/// cores first and a fold costs no one a wait (issue 33). Only the newest
+/// fold of a board waits here: a newer one replaces the one not yet
+/// written (its snapshot would be older), so a starved encoder holds at
+/// most one board image per board.
+final class FoldEncoder: @unchecked Sendable {
+    // Sendable: `waiting` and `order` are guarded by `condition`.
+    private let condition = NSCondition()
+    private var waiting: [String: SharedFold] = [:]
+    private var order: [String] = []
+    private var stopping = false
+    private let logger: Logger
+
+    init(logger: Logger) {
+        self.logger = logger
+    }
+
+    /// `written` hands a written snapshot on (the shard's appender queue).
+    func start(written: @escaping @Sendable (SharedFold, [UInt8]) -> Void) {
+        let thread = Thread { [self] in run(written) }
+        thread.name = "redis-fold-encoder"
+        thread.start()
+    }
+
+    /// The folds not written yet are dropped (a fold is never owed).
+    func stop() {
+        condition.lock()
+        stopping = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    func submit(_ fold: SharedFold) {
+        condition.lock()
+        if waiting.updateValue(fold, forKey: fold.logName) == nil { order.append(fold.logName) }
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func run(_ written: @Sendable (SharedFold, [UInt8]) -> Void) {
+        lowerPriority()
+        while true {
+            condition.lock()
+            while order.isEmpty, !stopping { condition.wait() }
+            if stopping {
+                condition.unlock()
+                return
+            }
+            let logName = order.removeFirst()
+            let fold = waiting.removeValue(forKey: logName)
+            condition.unlock()
+            guard let fold else { continue }
+            do {
+                written(fold, try PackedSnapshot.pack(fold.encode()))
+            } catch {
+                // Nothing is trimmed without a snapshot; the next fold tries again.
+                logger.error("cannot encode a board's snapshot", metadata: ["board": "\(fold.logName)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// nice 19 for this thread only: on Linux the nice value is a thread's,
+    /// and `who` 0 is the calling thread.
+    private func lowerPriority() {
+        #if os(Linux)
+        if setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19) != 0 {
+            logger.warning("cannot lower the fold encoder's priority", metadata: ["errno": "\(errno)"])
+        }
+        #endif
+    }
+}

@@ -1,0 +1,73 @@
+import CZlib
+
+/// A board's snapshot as the shared log stores it (log format 3): its JSON
+/// deflated (zlib). The window of operations a snapshot carries is most of
+/// it and repeats itself from one operation to the next: a letter board's
+/// 1,024 operations are 143 KB of JSON and about 11 KB packed
+/// (docs/CLUSTER.md, "What a board costs Redis"). A snapshot written as
+/// plain JSON (format 2, it starts with `{`) still reads.
+enum PackedSnapshot {
+    /// What a snapshot may unpack to at most: a stored one that inflates
+    /// further is refused, not followed (a corrupt or hostile value must not
+    /// grow the hub without bound).
+    static let largestUnpacked = 256 << 20
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Level 3: nearly level 6's size at a third of its time.
+    static func pack(_ json: String) throws(Failure) -> [UInt8] {
+        var input = Array(json.utf8)
+        var stream = z_stream()
+        guard czlib_deflate_init(&stream, 3) == Z_OK else { throw Failure(description: "zlib cannot start deflating") }
+        defer { deflateEnd(&stream) }
+        var out = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(input.count))))
+        let status = input.withUnsafeMutableBufferPointer { source in
+            out.withUnsafeMutableBufferPointer { target in
+                stream.next_in = source.baseAddress
+                stream.avail_in = uInt(source.count)
+                stream.next_out = target.baseAddress
+                stream.avail_out = uInt(target.count)
+                return deflate(&stream, Z_FINISH)
+            }
+        }
+        guard status == Z_STREAM_END else { throw Failure(description: "zlib could not deflate the snapshot (status \(status))") }
+        out.removeLast(out.count - Int(stream.total_out))
+        return out
+    }
+
+    /// The snapshot's JSON, from a packed or a plain (format 2) value;
+    /// refused when it would unpack to more than `limit` bytes.
+    static func unpack(_ stored: [UInt8], limit: Int = largestUnpacked) throws(Failure) -> String {
+        if stored.first == UInt8(ascii: "{") { return String(decoding: stored, as: UTF8.self) }
+        guard !stored.isEmpty else { throw Failure(description: "the stored snapshot is empty") }
+        var input = stored
+        var stream = z_stream()
+        guard czlib_inflate_init(&stream) == Z_OK else { throw Failure(description: "zlib cannot start inflating") }
+        defer { inflateEnd(&stream) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: max(64 << 10, stored.count * 16))
+        var status = Z_OK
+        input.withUnsafeMutableBufferPointer { source in
+            stream.next_in = source.baseAddress
+            stream.avail_in = uInt(source.count)
+            while status == Z_OK, out.count <= limit {
+                status = chunk.withUnsafeMutableBufferPointer { target in
+                    stream.next_out = target.baseAddress
+                    stream.avail_out = uInt(target.count)
+                    return inflate(&stream, Z_NO_FLUSH)
+                }
+                let produced = chunk.count - Int(stream.avail_out)
+                out.append(contentsOf: chunk[..<produced])
+                // No progress with input left: the value ends before its stream does.
+                if status == Z_BUF_ERROR || (status == Z_OK && produced == 0 && stream.avail_in == 0) { status = Z_DATA_ERROR }
+            }
+        }
+        guard out.count <= limit else { throw Failure(description: "the stored snapshot unpacks to more than \(limit) bytes") }
+        guard status == Z_STREAM_END else {
+            throw Failure(description: "the stored snapshot is neither JSON nor a whole zlib stream (status \(status))")
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
