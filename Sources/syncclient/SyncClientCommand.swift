@@ -15,9 +15,8 @@ struct SyncClientCommand: ParsableCommand {
             "not allowed: ..."). One-shot commands exit 0 once the hub acknowledged, \
             1 when it refused (its message on standard error), 2 on a usage or connection error.
             """,
-        subcommands: [WatchCommand.self, StateCommand.self, SelectCommand.self, DeselectCommand.self,
-                      MoveCommand.self, ResetCommand.self, SendCommand.self, StockCommand.self, TodoCommand.self, ShopCommand.self,
-                      BenchCommand.self, AdminCommand.self])
+        subcommands: [WatchCommand.self, StateCommand.self] + WatchedKinds.all.flatMap { $0.commands }
+            + [SendCommand.self, BenchCommand.self, AdminCommand.self])
 
     /// Parses and runs like ArgumentParser's own `main`, except that usage
     /// errors exit 2 (K3) instead of 64.

@@ -20,7 +20,7 @@ struct BenchSpreadTests {
         #expect(two.url(board: 1, hub: 1) == WebSocketURL("ws://127.0.0.1:9002/boards/bench-1"))
         #expect(two.url(board: 0, hub: 0) == WebSocketURL("ws://127.0.0.1:9001/boards/bench-0"))
         // Every worker's peers, whichever thread: the board's slot decides the hub.
-        let worker = BenchWorker(index: 0, plan: two)
+        let worker = BenchWorker<LettersBench>(index: 0, plan: two)
         #expect(worker.peers.filter { $0.board == 1 }.map(\.hub) == [0, 1, 0, 1, 0])
     }
 

@@ -4,136 +4,75 @@ import SyncWire
 /// What a kind of board adds to `syncclient bench --kind`: its intents, what
 /// it reads from a state frame, how it counts answers and what its report
 /// says. `BenchWorker` and `BenchRunner` run every kind through this; a kind
-/// brings its driver in a file of its own (`StockBench.swift`, ...) and one
-/// line in `BenchKind.driver`.
-protocol BenchDriver {
+/// brings its driver in its own folder (`Kinds/Stock/StockBench.swift`, ...)
+/// and names it in its `WatchedKind` conformance (`typealias Bench`).
+protocol BenchDriver: SendableMetatype {
+    /// The kind it drives (its path segment, its name for `--kind`, its frames).
+    associatedtype Kind: WireKind
+    /// What each client keeps of the board it was shown (a plan of cards, a stock).
+    associatedtype Record: BenchKeeping = NothingKept
+    /// What each worker counts for the report (intents in flight, what acks moved).
+    associatedtype Tally: BenchKeeping = NothingKept
+    /// What the kind's boards are and what its clients do, for `--kind`'s
+    /// help: "players choosing cards" (it adds "on /SEGMENT/NAME").
+    static var optionHelp: String { get }
+    /// What a run of this kind does, for `bench --help`: it follows
+    /// "With --kind NAME the boards are".
+    static var discussion: String { get }
     /// Whether clients `join` under a name (`p0`, `p1`, ...) once connected.
     static var joins: Bool { get }
+    /// Whether the worker reads a state's `order` (the letter board's, which the convergence check compares).
+    static var readsOrder: Bool { get }
+    /// Whether refusals of intents sent in the window are counted by code (the report's `refusals`).
+    static var countsRefusals: Bool { get }
+    /// Whether it can drive a plain broadcaster (`--raw`).
+    static var drivesBroadcaster: Bool { get }
     /// Whether a saturated run refills a client when a state arrives (kinds
     /// whose next intent depends on what was shown), not only on answers.
     static var refillsOnState: Bool { get }
     /// Each board's first client, when sending begins (letters select six
     /// letters to move, a list is filled to `--items`).
-    static func begin(_ worker: BenchWorker, board peer: BenchWorker.Peer, at start: UInt64)
+    static func begin(_ worker: BenchWorker<Self>, board peer: BenchWorker<Self>.Peer, at start: UInt64)
     /// Sends `peer`'s next intent; false when it has nothing to send now.
-    static func send(_ worker: BenchWorker, from peer: BenchWorker.Peer, at now: UInt64, inWindow: Bool) -> Bool
+    static func send(_ worker: BenchWorker<Self>, from peer: BenchWorker<Self>.Peer, at now: UInt64, inWindow: Bool) -> Bool
     /// A state frame `peer` received.
-    static func read(_ worker: BenchWorker, state: UnsafeRawBufferPointer, version: UInt64, of peer: BenchWorker.Peer, inWindow: Bool)
+    static func read(_ worker: BenchWorker<Self>, state: UnsafeRawBufferPointer, version: UInt64, of peer: BenchWorker<Self>.Peer,
+                     inWindow: Bool)
     /// An answer to intent `ref` of `peer`.
-    static func answered(_ worker: BenchWorker, ref: Int, of peer: BenchWorker.Peer, acked: Bool, version: UInt64, sentInWindow: Bool)
+    static func answered(_ worker: BenchWorker<Self>, ref: Int, of peer: BenchWorker<Self>.Peer, acked: Bool, version: UInt64,
+                         sentInWindow: Bool)
     /// A frame that is neither a state nor an answer (a notice).
-    static func other(_ worker: BenchWorker, frame: UnsafeRawBufferPointer, inWindow: Bool)
+    static func other(_ worker: BenchWorker<Self>, frame: UnsafeRawBufferPointer, inWindow: Bool)
     /// The kind's figures, once the run is over.
-    static func report(_ report: inout BenchReport, workers: [BenchWorker], plan: BenchPlan, seconds: Double)
+    static func report(_ report: inout BenchReport, workers: [BenchWorker<Self>], plan: BenchPlan, seconds: Double)
     /// The kind's summary, or nil for the letters' own.
     static func text(_ report: BenchReport, _ p: (BenchReport.Percentiles) -> String) -> String?
+    /// Whether the kind's own checks held (a stock never below zero, conserved); false: the run exits 1.
+    static func held(_ report: BenchReport) -> Bool
 }
 
 extension BenchDriver {
     static var joins: Bool { true }
+    static var readsOrder: Bool { false }
+    static var countsRefusals: Bool { true }
+    static var drivesBroadcaster: Bool { false }
     static var refillsOnState: Bool { false }
-    static func begin(_ worker: BenchWorker, board peer: BenchWorker.Peer, at start: UInt64) {}
-    static func read(_ worker: BenchWorker, state: UnsafeRawBufferPointer, version: UInt64, of peer: BenchWorker.Peer, inWindow: Bool) {}
-    static func answered(_ worker: BenchWorker, ref: Int, of peer: BenchWorker.Peer, acked: Bool, version: UInt64, sentInWindow: Bool) {}
-    static func other(_ worker: BenchWorker, frame: UnsafeRawBufferPointer, inWindow: Bool) {}
-    static func report(_ report: inout BenchReport, workers: [BenchWorker], plan: BenchPlan, seconds: Double) {}
+    static func begin(_ worker: BenchWorker<Self>, board peer: BenchWorker<Self>.Peer, at start: UInt64) {}
+    static func read(_ worker: BenchWorker<Self>, state: UnsafeRawBufferPointer, version: UInt64, of peer: BenchWorker<Self>.Peer,
+                     inWindow: Bool) {}
+    static func answered(_ worker: BenchWorker<Self>, ref: Int, of peer: BenchWorker<Self>.Peer, acked: Bool, version: UInt64,
+                         sentInWindow: Bool) {}
+    static func other(_ worker: BenchWorker<Self>, frame: UnsafeRawBufferPointer, inWindow: Bool) {}
+    static func report(_ report: inout BenchReport, workers: [BenchWorker<Self>], plan: BenchPlan, seconds: Double) {}
     static func text(_ report: BenchReport, _ p: (BenchReport.Percentiles) -> String) -> String? { nil }
+    static func held(_ report: BenchReport) -> Bool { true }
 }
 
-extension BenchKind {
-    /// The one table of kinds the bench drives.
-    var driver: any BenchDriver.Type {
-        switch self {
-        case .letters: LettersBench.self
-        case .set: SetBench.self
-        case .stock: StockBench.self
-        case .todo: TodoBench.self
-        case .shop: ShopBench.self
-        }
-    }
+/// Where a driver keeps what it counts (per worker) or remembers (per
+/// client): empty at the start of a run.
+protocol BenchKeeping {
+    init()
 }
 
-/// The letter board: six letters selected by each board's first client, then moved about.
-enum LettersBench: BenchDriver {
-    static let joins = false
-
-    static func begin(_ worker: BenchWorker, board peer: BenchWorker.Peer, at start: UInt64) {
-        guard !worker.plan.raw else { return }
-        for letter in ["A", "B", "C", "D", "E", "F"] { worker.send(.select(Letter(letter)!), from: peer, at: start) }
-    }
-
-    static func send(_ worker: BenchWorker, from peer: BenchWorker.Peer, at now: UInt64, inWindow: Bool) -> Bool {
-        // A closed connection sends nothing (and must not keep `refill` looping).
-        guard peer.connection?.isOpen == true else { return false }
-        let letter = Letter(index: Int.random(in: 0..<6))!
-        worker.send(.move(letter, to: Int.random(in: 1...6)), from: peer, at: now)
-        return true
-    }
-}
-
-enum StockBench: BenchDriver {
-    static func send(_ worker: BenchWorker, from peer: BenchWorker.Peer, at now: UInt64, inWindow: Bool) -> Bool {
-        worker.sendStockIntent(from: peer, at: now, inWindow: inWindow)
-    }
-    static func read(_ worker: BenchWorker, state: UnsafeRawBufferPointer, version: UInt64, of peer: BenchWorker.Peer, inWindow: Bool) {
-        worker.readStock(state, version: version, of: peer)
-    }
-    static func answered(_ worker: BenchWorker, ref: Int, of peer: BenchWorker.Peer, acked: Bool, version: UInt64, sentInWindow: Bool) {
-        worker.stockTally.answered(ref: ref, board: peer.board, acked: acked, version: version, sentInWindow: sentInWindow)
-    }
-    static func report(_ report: inout BenchReport, workers: [BenchWorker], plan: BenchPlan, seconds: Double) {
-        report.addStock(workers, plan: plan, seconds: seconds)
-    }
-    static func text(_ report: BenchReport, _ p: (BenchReport.Percentiles) -> String) -> String? { report.stockText(p) }
-}
-
-enum ShopBench: BenchDriver {
-    static let refillsOnState = true
-    static func send(_ worker: BenchWorker, from peer: BenchWorker.Peer, at now: UInt64, inWindow: Bool) -> Bool {
-        worker.sendShopIntent(from: peer, at: now, inWindow: inWindow)
-    }
-    static func read(_ worker: BenchWorker, state: UnsafeRawBufferPointer, version: UInt64, of peer: BenchWorker.Peer, inWindow: Bool) {
-        worker.readShop(state, version: version, of: peer)
-    }
-    static func answered(_ worker: BenchWorker, ref: Int, of peer: BenchWorker.Peer, acked: Bool, version: UInt64, sentInWindow: Bool) {
-        worker.shopTally.answered(ref: ref, board: peer.board, acked: acked, version: version, sentInWindow: sentInWindow)
-    }
-    static func report(_ report: inout BenchReport, workers: [BenchWorker], plan: BenchPlan, seconds: Double) {
-        report.addShop(workers, plan: plan, seconds: seconds)
-    }
-    static func text(_ report: BenchReport, _ p: (BenchReport.Percentiles) -> String) -> String? { report.shopText(p) }
-}
-
-enum TodoBench: BenchDriver {
-    static let refillsOnState = true
-    static func begin(_ worker: BenchWorker, board peer: BenchWorker.Peer, at start: UInt64) { worker.prefillTodo(peer, at: start) }
-    static func send(_ worker: BenchWorker, from peer: BenchWorker.Peer, at now: UInt64, inWindow: Bool) -> Bool {
-        worker.sendTodoIntent(from: peer, at: now, inWindow: inWindow)
-    }
-    static func read(_ worker: BenchWorker, state: UnsafeRawBufferPointer, version: UInt64, of peer: BenchWorker.Peer, inWindow: Bool) {
-        worker.readTodo(state, of: peer)
-    }
-    static func other(_ worker: BenchWorker, frame: UnsafeRawBufferPointer, inWindow: Bool) {
-        if inWindow, TodoView.isNotice(frame) { worker.todoTally.notices += 1 }
-    }
-    static func report(_ report: inout BenchReport, workers: [BenchWorker], plan: BenchPlan, seconds: Double) {
-        report.addTodo(workers, plan: plan, seconds: seconds)
-    }
-    static func text(_ report: BenchReport, _ p: (BenchReport.Percentiles) -> String) -> String? { report.todoText(p) }
-}
-
-enum SetBench: BenchDriver {
-    static let refillsOnState = true
-    static func send(_ worker: BenchWorker, from peer: BenchWorker.Peer, at now: UInt64, inWindow: Bool) -> Bool {
-        worker.sendSetIntent(from: peer, at: now, inWindow: inWindow)
-    }
-    static func read(_ worker: BenchWorker, state: UnsafeRawBufferPointer, version: UInt64, of peer: BenchWorker.Peer, inWindow: Bool) {
-        worker.readSet(state, of: peer, inWindow: inWindow)
-    }
-    static func report(_ report: inout BenchReport, workers: [BenchWorker], plan: BenchPlan, seconds: Double) {
-        report.countAnswers(workers, plan: plan, seconds: seconds, sent: workers.map(\.intentsSent))
-        report.matches = workers.reduce(0) { $0 + $1.matches }
-        report.mismatches = workers.reduce(0) { $0 + $1.mismatches }
-    }
-    static func text(_ report: BenchReport, _ p: (BenchReport.Percentiles) -> String) -> String? { report.setText(p) }
-}
+/// A driver's keeping when it has nothing to keep.
+struct NothingKept: BenchKeeping {}

@@ -29,8 +29,8 @@ struct BenchPlan: Sendable {
     /// hub's states; 0: no padding (BENCHMARKS.md, "A ceiling that carries
     /// the hub's bytes").
     var rawBytes = 0
-    /// Letter boards (moves) or Set tables (named players choosing cards).
-    var kind: BenchKind = .letters
+    /// The kind of the boards (`--kind`), whose driver sends, reads and counts.
+    var kind: BenchKind = .first
     /// The token and TLS trust every client uses (`--token`, `--ca`, `--insecure`).
     var access = HubAccess()
     /// `--connect-only`: measure connection setup (upgrade, TLS, token check) instead of operations.

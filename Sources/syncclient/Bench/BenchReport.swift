@@ -59,18 +59,18 @@ struct BenchReport: Codable {
     var hubRSSDeltaMiB: Double?
     var hubCPUPercent: Double?
     var benchCPUPercent: Double?
-    // `--kind set` only (absent for letter boards, whose report is unchanged):
-    /// "set".
+    // Kinds whose clients send intents only (absent for letter boards, whose report is unchanged):
+    /// The kind's name (`--kind`).
     var kind: String?
     /// Answers (acks and refusals) to intents sent in the window, a second.
     var answersPerSecond: Double?
     var refusalsPerSecond: Double?
     /// Refusals of intents sent in the window, by code (`taken`, `deck_empty`, ...).
     var refusals: [String: Int]?
-    /// Intents sent in the window, by type (`choose`, `deal`, `new_game`).
+    /// Intents sent in the window, by type (`choose`, `deal`, `make`, ...).
     var intentsSent: [String: Int]?
-    /// Sets taken and mismatches settled in the window, from the players'
-    /// own scores and misses in their state frames.
+    /// `--kind set` only: sets taken and mismatches settled in the window,
+    /// from the players' own scores and misses in their state frames.
     var matches: Int?
     var mismatches: Int?
     /// `--kind stock` only: the count invariant, juices made, conservation per bar.
@@ -97,7 +97,7 @@ struct BenchReport: Codable {
         func p(_ x: Percentiles) -> String {
             "p50 \(x.p50) / p90 \(x.p90) / p99 \(x.p99) / p99.9 \(x.p999) / max \(x.max) ms (n=\(x.count))"
         }
-        if let text = kind.flatMap(BenchKind.init(rawValue:)).flatMap({ $0.driver.text(self, p) }) { return text }
+        if let text = kind.flatMap(BenchKind.init(named:)).flatMap({ $0.driver.text(self, p) }) { return text }
         var lines = [
             "boards \(boards) x clients \(clientsPerBoard) (\(sendersPerBoard) sending), " +
             "\(mode)\(targetRate > 0 ? " \(Int(targetRate)) ops/s" : ""), \(String(format: "%.1f", seconds)) s measured",
@@ -119,43 +119,19 @@ struct BenchReport: Codable {
         if unseen > 0 { lines.append("unseen         \(unseen) (operation, client) pairs never saw the change") }
         return lines.joined(separator: "\n")
     }
-
-    /// The summary of a `--kind set` run: players on Set tables.
-    func setText(_ p: (Percentiles) -> String) -> String {
-        func counts(_ values: [String: Int]?) -> String {
-            let text = (values ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-            return text.isEmpty ? "none" : text
-        }
-        var lines = [
-            "tables \(boards) x players \(clientsPerBoard) (\(sendersPerBoard) playing), " +
-            "\(mode)\(targetRate > 0 ? " \(Int(targetRate)) intents/s" : ""), \(String(format: "%.1f", seconds)) s measured",
-            "connected      \(connected) (failures \(connectFailures)); connect \(p(connectMillis))",
-            "answers        \(Int(answersPerSecond ?? 0))/s: acknowledged \(operationsAcknowledged) (\(Int(acknowledgedPerSecond))/s), " +
-            "refused \(Int(refusalsPerSecond ?? 0))/s, table changes \(Int(changesPerSecond))/s",
-            "sent           \(counts(intentsSent))",
-            "refusals       \(counts(refusals))",
-            "picks settled  \(matches ?? 0) sets taken, \(mismatches ?? 0) mismatches",
-            "errors         \(errors) error frames, \(disconnects) connections lost during the run",
-            "delivered      \(Int(statesDeliveredPerSecond)) states/s, \(Int(framesDeliveredPerSecond)) frames/s",
-            "visibility     \(p(visibilityMillis))",
-            "at every client \(p(visibilityAtEveryClientMillis))",
-            "ack latency    \(p(ackMillis))",
-        ]
-        lines.insert(contentsOf: hubSplitLines(p), at: lines.count - 1)
-        if let usage = hubUsageLine() { lines.append(usage) }
-        if let benchCPUPercent { lines.append("bench itself   CPU \(Int(benchCPUPercent))%") }
-        lines.append(converged ? "converged      yes: every player of every table shows the same table"
-                               : "converged      NO: \(divergentBoards.joined(separator: ", "))")
-        if unseen > 0 { lines.append("unseen         \(unseen) (operation, client) pairs never saw the change") }
-        return lines.joined(separator: "\n")
-    }
 }
 
 extension BenchReport {
-    /// Answers and refusals of a kind whose clients send intents (stock, shop), a second.
-    mutating func countAnswers(_ workers: [BenchWorker], plan: BenchPlan, seconds: Double, sent: [[String: Int]]) {
+    /// Counts by name for a summary line, `choose 12, deal 3`, or "none".
+    static func counts(_ values: [String: Int]?) -> String {
+        let text = (values ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        return text.isEmpty ? "none" : text
+    }
+
+    /// Answers and refusals of a kind whose clients send intents (every kind but the letters), a second.
+    mutating func countAnswers<Driver>(_ workers: [BenchWorker<Driver>], plan: BenchPlan, seconds: Double, sent: [[String: Int]]) {
         let refused = workers.reduce(0) { $0 + $1.rejectedInWindow }
-        kind = plan.kind.rawValue
+        kind = plan.kind.name
         answersPerSecond = Double(operationsAcknowledged + refused) / seconds
         refusalsPerSecond = Double(refused) / seconds
         refusals = workers.reduce(into: [:]) { all, worker in all.merge(worker.refusalCodes, uniquingKeysWith: +) }
@@ -165,18 +141,14 @@ extension BenchReport {
     /// The first lines of an intent-sending kind's summary: who, answers (`answered`: the kind's own rate), delivery, latencies.
     func intentLines(_ p: (Percentiles) -> String, boardsAre: String, clientsAre: String, answered: String,
                      extra: String = "") -> [String] {
-        func counts(_ values: [String: Int]?) -> String {
-            let text = (values ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-            return text.isEmpty ? "none" : text
-        }
         return [
             "\(boardsAre) \(boards) x \(clientsAre) \(clientsPerBoard) (\(sendersPerBoard) sending), " +
             "\(mode)\(targetRate > 0 ? " \(Int(targetRate)) intents/s" : ""), \(String(format: "%.1f", seconds)) s measured",
             "connected      \(connected) (failures \(connectFailures)); connect \(p(connectMillis))",
             "answers        \(Int(answersPerSecond ?? 0))/s: acknowledged \(operationsAcknowledged) (\(Int(acknowledgedPerSecond))/s; " +
             "\(answered)), refused \(Int(refusalsPerSecond ?? 0))/s\(extra)",
-            "sent           \(counts(intentsSent))",
-            "refusals       \(counts(refusals))",
+            "sent           \(Self.counts(intentsSent))",
+            "refusals       \(Self.counts(refusals))",
             "errors         \(errors) error frames, \(disconnects) connections lost during the run",
             "delivered      \(Int(statesDeliveredPerSecond)) states/s, \(Int(framesDeliveredPerSecond)) frames/s",
             "visibility     \(p(visibilityMillis))",

@@ -10,8 +10,11 @@ struct BenchRunner {
     let hubPIDs: [Int32]
     let progress: Bool
 
-    func run() -> BenchReport {
-        let workers = (0..<plan.threads).map { BenchWorker(index: $0, plan: plan) }
+    func run() -> BenchReport { run(plan.kind.driver) }
+
+    /// The run with `Driver`'s workers (the driver of `--kind`).
+    private func run<Driver: BenchDriver>(_ driver: Driver.Type) -> BenchReport {
+        let workers = (0..<plan.threads).map { BenchWorker<Driver>(index: $0, plan: plan) }
         for worker in workers where !worker.start() {
             FileHandle.standardError.write(Data("bench: could not start a network loop\n".utf8))
         }
@@ -81,7 +84,7 @@ struct BenchRunner {
         FileHandle.standardError.write(Data("\r\u{1B}[K\(text)".utf8))
     }
 
-    private func summarize(_ workers: [BenchWorker], hubBefore: ProcessSample?, hubAfter: ProcessSample?,
+    private func summarize<Driver>(_ workers: [BenchWorker<Driver>], hubBefore: ProcessSample?, hubAfter: ProcessSample?,
                            ownBefore: ProcessSample?, ownAfter: ProcessSample?) -> BenchReport {
         // Peers and acknowledgements are read once the loops have ended.
         for worker in workers { worker.fileStatesSeen() }
@@ -102,7 +105,7 @@ struct BenchRunner {
         var visibility = Histogram<UInt64>(highestTrackableValue: 120_000_000_000)
         var everyClient = Histogram<UInt64>(highestTrackableValue: 120_000_000_000)
         var unseen = 0
-        var peersOfBoard: [Int: [BenchWorker.Peer]] = [:]
+        var peersOfBoard: [Int: [BenchWorker<Driver>.Peer]] = [:]
         for peer in peers { peersOfBoard[peer.board, default: []].append(peer) }
         for (board, sends) in firstSend {
             let ops = sends.sorted { $0.key < $1.key }
@@ -165,7 +168,7 @@ struct BenchRunner {
         report.reader = plan.hub.isSecure ? .libwebsockets : plan.reader
         if frames > 0 { report.meanFrameBytes = Double(workers.reduce(0) { $0 + $1.bytesInWindow }) / Double(frames) }
         if plan.histogram { report.visibilityHistogram = visibility.recordedValues().map { [$0.value, $0.count] } }
-        plan.kind.driver.report(&report, workers: workers, plan: plan, seconds: seconds)
+        Driver.report(&report, workers: workers, plan: plan, seconds: seconds)
         return report
     }
 }

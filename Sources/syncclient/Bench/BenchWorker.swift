@@ -7,7 +7,8 @@ import WebSocketLoop
 
 /// One bench thread: its own libwebsockets client loop and its share of
 /// the connections. Records raw times only; `BenchReport` does the math.
-final class BenchWorker: ClientDelegate, @unchecked Sendable {
+/// What a kind sends, reads and counts is its `Driver`'s (`WatchedKind.Bench`).
+final class BenchWorker<Driver: BenchDriver>: ClientDelegate, @unchecked Sendable {
     // Sendable: atomics shared; the rest confined to `client`'s loop thread (checked by `client.owner`, debug builds)
     // until the runner reads it after the loop.
     let index: Int
@@ -39,29 +40,14 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         var inFlight = 0
         var nextRef = 0
         var sendTimes: [Int: UInt64] = [:]
-        // Set tables only (`--kind set`):
-        /// The name this client `join`s with, and it as a JSON key (`"p3":{`).
+        /// The name this client `join`s with (`Driver.joins`), and it as a JSON key (`"p3":{`).
         var name = ""
         var playerKey: [UInt8] = []
-        /// The latest state frame, read; `stateTail` its bytes from the
-        /// kind's members on (the convergence check compares them).
-        var view: SetView?
+        /// The latest state's bytes from the kind's members on (the
+        /// convergence check compares them), when the kind keeps them.
         var stateTail: [UInt8] = []
-        /// Cards this player means to choose next, in the game `planGame`.
-        var plan: [Card] = []
-        var planGame = 0
-        /// The version whose table held no set and this player dealt for.
-        var dealtAt: UInt64?
-        /// The game this player asked a new game for (once per game).
-        var newGameAfter: Int?
-        /// Juice bars only (`--kind stock`): the stocks it was shown.
-        var stock = StockPeer()
-        /// Shops only (`--kind shop`): the dishes it was shown.
-        var shop = ShopPeer()
-        /// Own score and misses as last seen, in game `scoredGame`.
-        var scoredGame = 0
-        var seenScore = 0
-        var seenMisses = 0
+        /// What its kind keeps of what it was shown (a plan of cards, a stock).
+        var record = Driver.Record()
         init(board: Int, slot: Int, hub: Int = 0) {
             self.board = board
             self.slot = slot
@@ -109,23 +95,12 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     /// Bytes of the frames read in the window (`meanFrameBytes`).
     private(set) var bytesInWindow = 0
     private var windowEnd: UInt64 = .max
-    // Set tables only, counted in the measured window:
+    // Kinds that count refusals (`Driver.countsRefusals`), in the measured window:
     /// Refusals by code (`taken`, `deck_empty`, ...), of operations sent in the window.
     private(set) var refusalCodes: [String: Int] = [:]
     private(set) var rejectedInWindow = 0
-    /// Intents sent, by type.
-    private(set) var intentsSent: [String: Int] = [:]
-    /// Sets taken and mismatches settled by this worker's players (from the
-    /// scores and misses in their state frames).
-    private(set) var matches = 0
-    private(set) var mismatches = 0
-    private var random = SystemRandomNumberGenerator()
-    /// Juice bars only: the count invariant, intents in flight, what acks moved.
-    var stockTally = StockTally()
-    /// Shops only (`--kind shop`): orders and restocks in flight and acknowledged.
-    var shopTally = ShopTally()
-    /// Todo lists only (`--kind todo`): intents sent, notices, ids added.
-    var todoTally = TodoTally()
+    /// What its kind counts (intents sent by type, what acks moved, ...).
+    var tally = Driver.Tally()
 
     init(index: Int, plan: BenchPlan) {
         self.index = index
@@ -141,7 +116,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         for (board, slot) in plan.slots(forWorker: index) {
             let peer = Peer(board: board, slot: slot, hub: plan.hubIndex(slot: slot))
             peer.index = peers.count
-            if plan.kind.driver.joins {
+            if Driver.joins {
                 peer.name = "p\(slot)"
                 peer.playerKey = Array("\"\(peer.name)\":{".utf8)
             }
@@ -187,7 +162,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         windowEnd = end
         lastPace = start
         // Each board's first client sets the board up (letters to move, items to edit).
-        for peer in peers where peer.slot == 0 && plan.sendersPerBoard > 0 { plan.kind.driver.begin(self, board: peer, at: start) }
+        for peer in peers where peer.slot == 0 && plan.sendersPerBoard > 0 { Driver.begin(self, board: peer, at: start) }
         if plan.rate == 0 { for peer in senders { refill(peer, now: start) } }
     }
 
@@ -250,60 +225,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
     /// (a Set player waiting for a table or for another's new game).
     @discardableResult
     private func sendMove(from peer: Peer, at now: UInt64) -> Bool {
-        plan.kind.driver.send(self, from: peer, at: now, inWindow: now >= recordFrom && now < windowEnd)
-    }
-
-    /// A Set player's next intent (`SetBench`): the next card of its plan, a deal or a new game.
-    func sendSetIntent(from peer: Peer, at now: UInt64, inWindow: Bool) -> Bool {
-        guard let connection = peer.connection, connection.isOpen, let intent = nextSetIntent(of: peer) else { return false }
-        if inWindow {
-            let type = switch intent {
-            case .choose: "choose"
-            case .deal: "deal"
-            case .newGame: "new_game"
-            }
-            intentsSent[type, default: 0] += 1
-        }
-        let ref = track(from: peer, at: now)
-        client.send(ClientMessage<SetTable>.thinFrame(intent, ref: String(ref)), on: connection)
-        return true
-    }
-
-    /// A Set player's next intent, from the latest table it was shown: the
-    /// next card of its plan (a set it found, see `SetPlanner`); a deal when
-    /// the table holds no set (once per table); a new game when the game is
-    /// over (the table's first player, once per game; the others wait).
-    private func nextSetIntent(of peer: Peer) -> SetTable.Intent? {
-        guard let view = peer.view, view.game > 0 else { return nil }
-        if view.over {
-            guard peer.slot == 0, peer.newGameAfter != view.game else { return nil }
-            peer.newGameAfter = view.game
-            return .newGame(seed: nil)
-        }
-        if view.setsOnTable == 0 {
-            // S9: dealing more makes sense (once per table this player is shown).
-            peer.plan = []
-            guard view.deck > 0, peer.dealtAt != peer.lastVersion else { return nil }
-            peer.dealtAt = peer.lastVersion
-            return .deal
-        }
-        if peer.planGame != view.game || peer.plan.first.map({ card in !view.table.contains(card) }) == true {
-            peer.plan = []
-        }
-        if peer.plan.isEmpty {
-            peer.plan = SetPlanner.plan(view, using: &random)
-            peer.planGame = view.game
-        }
-        guard !peer.plan.isEmpty else { return nil }
-        return .choose(peer.plan.removeFirst())
-    }
-
-    func send(_ intent: LetterBoard.Intent, from peer: Peer, at now: UInt64) {
-        guard let connection = peer.connection, connection.isOpen else { return }
-        let ref = track(from: peer, at: now)
-        let frame = plan.raw ? Self.rawFrame(ref: ref, now: now, bytes: plan.rawBytes)
-                             : ClientMessage<LetterBoard>.thinFrame(intent, ref: String(ref))
-        client.send(frame, on: connection)
+        Driver.send(self, from: peer, at: now, inWindow: now >= recordFrom && now < windowEnd)
     }
 
     /// A message to the raw broadcaster: its ref and send time, padded with
@@ -324,7 +246,7 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
         guard let peer = peerOfConnection[connection.id] else { return }
         peer.connectNanos = BenchClock.now() - peer.connectStart
         connected.add(1, ordering: .relaxed)
-        if plan.kind.driver.joins { client.send(ClientMessage<SetTable>.joinFrame(name: peer.name), on: connection) }
+        if Driver.joins { client.send(ClientMessage<Driver.Kind>.joinFrame(name: peer.name), on: connection) }
     }
 
     func received(_ connection: ClientConnection, message: UnsafeRawBufferPointer, isText: Bool) {
@@ -337,16 +259,15 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
             framesInWindow += 1
             bytesInWindow += message.count
         }
-        guard let frame = BenchFrame(message, readsOrder: plan.kind == .letters) else { return }
+        guard let frame = BenchFrame(message, readsOrder: Driver.readsOrder) else { return }
         switch frame.kind {
         case .state:
             peer.lastVersion = frame.version
             peer.lastOrder = frame.order
             statesSeen.append(StateSeen(peer: peer.index, version: frame.version, time: now))
             if inWindow { statesInWindow += 1 }
-            let driver = plan.kind.driver
-            driver.read(self, state: message, version: frame.version, of: peer, inWindow: inWindow)
-            if driver.refillsOnState, plan.rate == 0, sendingFrom != nil, peer.inFlight == 0, peer.slot < plan.sendersPerBoard {
+            Driver.read(self, state: message, version: frame.version, of: peer, inWindow: inWindow)
+            if Driver.refillsOnState, plan.rate == 0, sendingFrom != nil, peer.inFlight == 0, peer.slot < plan.sendersPerBoard {
                 refill(peer, now: now)
             }
         case .ack, .rejected:
@@ -358,46 +279,23 @@ final class BenchWorker: ClientDelegate, @unchecked Sendable {
             outstanding.add(-1, ordering: .relaxed)
             answers.add(1, ordering: .relaxed)
             if sent >= recordFrom && sent < windowEnd { _ = ackLatency.record(max(1, now >= sent ? now - sent : 0)) }
-            plan.kind.driver.answered(self, ref: ref, of: peer, acked: frame.kind == .ack, version: frame.version,
-                                      sentInWindow: sent >= recordFrom && sent < windowEnd)
+            Driver.answered(self, ref: ref, of: peer, acked: frame.kind == .ack, version: frame.version,
+                            sentInWindow: sent >= recordFrom && sent < windowEnd)
             if frame.kind == .ack {
                 if sent >= recordFrom && sent < windowEnd { acknowledged.append((peer.board, frame.version, sent, peer.hub)) }
             } else {
                 rejected += 1
-                if plan.kind != .letters, sent >= recordFrom && sent < windowEnd {
+                if Driver.countsRefusals, sent >= recordFrom && sent < windowEnd {
                     rejectedInWindow += 1
-                    refusalCodes[SetView.refusalCode(message), default: 0] += 1
+                    refusalCodes[BenchFrame.refusalCode(message), default: 0] += 1
                 }
             }
             if plan.rate == 0, sendingFrom != nil { refill(peer, now: now) }
         case .error:
             errors += 1
         case .other:
-            plan.kind.driver.other(self, frame: message, inWindow: inWindow)
+            Driver.other(self, frame: message, inWindow: inWindow)
         }
-    }
-
-    /// A Set player's new table (`SetBench`): what it plans from, and its own
-    /// score and misses (their growth within a game counts matches and mismatches).
-    func readSet(_ bytes: UnsafeRawBufferPointer, of peer: Peer, inWindow: Bool) {
-        guard let view = SetView(bytes, playerKey: peer.playerKey) else { return }
-        peer.view = view
-        peer.stateTail = Array(UnsafeRawBufferPointer(rebasing: bytes[view.kindMembersAt...]))
-        if view.game == peer.scoredGame {
-            if inWindow {
-                matches += max(0, view.score - peer.seenScore)
-                mismatches += max(0, view.misses - peer.seenMisses)
-            }
-        } else {
-            // A new game: what was scored in it before this frame counts too.
-            if inWindow, peer.scoredGame > 0 {
-                matches += view.score
-                mismatches += view.misses
-            }
-            peer.scoredGame = view.game
-        }
-        peer.seenScore = view.score
-        peer.seenMisses = view.misses
     }
 
     func disconnected(_ connection: ClientConnection, reason: String) {

@@ -8,35 +8,11 @@ struct BenchCommand: ParsableCommand {
         commandName: "bench",
         abstract: "Load-test a hub: B boards x C clients, paced or saturated; latency, throughput, convergence.",
         discussion: """
-            Each board's clients are thin clients. Each board's first client selects A-F, then the senders \
-            move random letters among places 1-6 (drag-and-drop load). Visibility latency runs from an \
-            operation's send to the first state frame at each client of its board that includes it \
-            (HDR histogram). At the end every client of every board must show the same order. \
+            Each board's clients are thin clients. Visibility latency runs from an operation's send to the \
+            first state frame at each client of its board that includes it (HDR histogram). \
             The hub limits each connection to its --rate messages a second (1000 by default): raise \
-            it on the hub for saturation runs, or the summary counts rate_limited errors. \
-            With --kind set the boards are Set tables (/set/PREFIX-N): each client joins as pN and plays \
-            from the latest table it was shown, completing a set it finds there (now and then with a \
-            wrong third card), dealing when the table holds no set, the table's first player starting a \
-            new game when the game is over; the summary adds answers and refusals a second, refusals by \
-            code and the sets taken, and at the end every player must show the same table. \
-            With --kind stock the boards are juice bars (/stock/PREFIX-N): each client joins as pN and \
-            makes random juices, 1 intent in 4 a restock of +1..+5 on a random fruit; every state frame \
-            any client receives is checked for counts outside 0...999, the summary adds answers, juices \
-            made and refusals (not_enough_fruit) a second, and at the end every client must show the same \
-            stock and each bar's stock must equal its start plus acknowledged restocks minus the fruit of \
-            acknowledged makes (the run exits 1 otherwise). \
-            With --kind shop the boards are banchan shops (/shop/PREFIX-N, opening with the sample \
-            catalog): each client joins as pN and orders 1-3 of a random dish on sale with stock at the \
-            price it was shown, 1 intent in 5 a restock of +5..+20 (an open hub: everyone is staff); every \
-            state frame is checked for a stock below zero, and at the end every customer must show the same \
-            shop and each dish's stock must be its start plus acknowledged restocks minus acknowledged \
-            orders (the run exits 1 otherwise). \
-            With --kind todo the boards are reminder lists (/todo/PREFIX-N): each client joins as pN; the \
-            first client of each list fills it to --items items at the start; then the senders send, from the \
-            latest list they were shown, 70 % title edits of a random item with its shown title as base, \
-            15 % done flips and 15 % adds (below --items) or deletes (at or above it); the summary adds \
-            answers and refusals a second (no_such_item when an item was deleted meanwhile), overwritten \
-            notices and each list's final size, and at the end every client must show the same items. \
+            it on the hub for saturation runs, or the summary counts rate_limited errors.
+            """ + " " + BenchKind.discussion + " " + """
             With --connect-only the bench measures connection setup instead: --connections connections, \
             --concurrency in flight per thread, each closed once its board's first state arrived; it reports \
             connections a second and the time to an open WebSocket and to the first state (run it with and \
@@ -71,11 +47,7 @@ struct BenchCommand: ParsableCommand {
     var readBatchMicros: UInt32 = 0
     @Option(help: "Loopback source addresses 127.0.0.1..N (default: one per 20,000 clients).") var sources: Int?
     @Option(help: "Board name prefix (boards are PREFIX-0, PREFIX-1, ...).") var prefix = "bench"
-    @Option(help: """
-        Kind of board: letters (moves on /boards/NAME), set (players choosing cards on /set/NAME), stock (juices made on /stock/NAME), \
-        todo (reminders edited on /todo/NAME) or shop (dishes ordered on /shop/NAME).
-        """)
-    var kind: BenchKind = .letters
+    @Option(help: ArgumentHelp(BenchKind.optionHelp)) var kind: BenchKind = .first
     @Option(help: "The hub's process id, to report its RSS and CPU; repeat it for several hubs (summed).") var hubPid: [Int32] = []
     @Flag(help: "Only connect and hold the connections for --duration (idle-memory runs); send nothing.") var idle = false
     @Flag(help: """
@@ -110,7 +82,7 @@ struct BenchCommand: ParsableCommand {
         guard !hub.isEmpty, urls.count == hub.count else { throw ValidationError("hub must look like ws://HOST:PORT or wss://HOST:PORT") }
         if Set(urls.map(\.isSecure)).count > 1 { throw ValidationError("hubs must be all ws:// or all wss://") }
         if raw, urls.count > 1 { throw ValidationError("--raw drives one plain broadcaster: one hub") }
-        if raw, kind != .letters { throw ValidationError("--raw drives a plain broadcaster: no --kind") }
+        if raw, !kind.driver.drivesBroadcaster { throw ValidationError("--raw drives a plain broadcaster: no --kind") }
         if rawBytes != 0, !raw { throw ValidationError("--raw-bytes pads the messages of --raw") }
         guard rawBytes == 0 || (96...(1 << 20)).contains(rawBytes) else {
             throw ValidationError("--raw-bytes must be 0 (no padding) or 96...1048576 (a bare message is up to 73 bytes)")
@@ -171,8 +143,7 @@ struct BenchCommand: ParsableCommand {
             print(report.text())
         }
         if !report.converged { throw ExitCode(1) }
-        if let stock = report.stock, stock.countViolations > 0 || !stock.conserved { throw ExitCode(1) }
-        if let shop = report.shop, shop.stockViolations > 0 || !shop.conserved { throw ExitCode(1) }
+        if !kind.driver.held(report) { throw ExitCode(1) }
     }
 }
 
@@ -187,5 +158,9 @@ extension BenchCommand {
     }
 }
 
-extension BenchKind: ExpressibleByArgument {}
+extension BenchKind: ExpressibleByArgument {
+    init?(argument: String) { self.init(named: argument) }
+    var defaultValueDescription: String { name }
+    static var allValueStrings: [String] { WatchedKinds.all.map { $0.name } }
+}
 extension BenchReader: ExpressibleByArgument {}

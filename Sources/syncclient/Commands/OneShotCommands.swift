@@ -6,8 +6,8 @@ import WebSocketLoop
 
 /// Options every command that talks to one board shares.
 struct BoardOptions: ParsableArguments {
-    @Argument(help: "The board, as ws://HOST:PORT/boards/NAME (letters), ws://HOST:PORT/set/NAME, ... (wss:// for a hub with TLS)")
-    var url: String
+    @Argument(help: ArgumentHelp(urlHelp)) var url: String
+    private static let urlHelp = "The board, as \(WatchedKinds.urls) (wss:// for a hub with TLS)"
 
     @OptionGroup var access: AccessOptions
 
@@ -44,12 +44,6 @@ struct BoardOptions: ParsableArguments {
     }
 }
 
-/// Runs one exchange and exits with the codes of K3 (docs/rules/README.md).
-func runOneShot(_ options: BoardOptions, intent: LetterBoard.Intent?) throws {
-    let url = intent == nil ? try options.parsedURL().url : try options.parsedURL(of: LetterBoard.self)
-    try runOneShot(url: url, members: intent.map(LetterBoard.intentMembers), timeout: options.timeout)
-}
-
 /// Runs one exchange (`members`: the intent's JSON members, nil to read
 /// the state) and exits with K3's codes.
 func runOneShot(url: WebSocketURL, members: String?, key: String? = nil, timeout: Double) throws {
@@ -68,54 +62,12 @@ func report(_ outcome: RequestOutcome) throws {
     if outcome.exitCode != 0 { throw ExitCode(outcome.exitCode) }
 }
 
-func letterArgument(_ text: String) throws -> Letter {
-    guard let letter = Letter(text.uppercased()) else {
-        throw ValidationError("LETTER must be one letter A-Z, not \(text)")
-    }
-    return letter
-}
-
 struct StateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "state", abstract: "Print the board's current state message on one line.")
     @OptionGroup var board: BoardOptions
     @Flag(help: "Print the hub's state message as JSON (the only format; kept for scripts).") var json = false
-    func run() throws { try runOneShot(board, intent: nil) }
-}
-
-struct SelectCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "select", abstract: "Select LETTER (it joins the end of the order). Exit 1 if the hub refuses, e.g. board full.")
-    @OptionGroup var board: BoardOptions
-    @Argument(help: "A letter A-Z.") var letter: String
-    func run() throws { try runOneShot(board, intent: .select(try letterArgument(letter))) }
-}
-
-struct DeselectCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "deselect", abstract: "Deselect LETTER (higher numbers close the gap).")
-    @OptionGroup var board: BoardOptions
-    @Argument(help: "A letter A-Z.") var letter: String
-    func run() throws { try runOneShot(board, intent: .deselect(try letterArgument(letter))) }
-}
-
-struct MoveCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "move",
-        abstract: "Move selected LETTER to PLACE (1-based number). Exit 1 if it is not selected or PLACE is out of range.")
-    @OptionGroup var board: BoardOptions
-    @Argument(help: "A selected letter A-Z.") var letter: String
-    @Argument(help: "The target place, 1...number of selected letters.") var place: Int
-    func run() throws {
-        try runOneShot(board, intent: .move(try letterArgument(letter), to: place))
-    }
-}
-
-struct ResetCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "reset", abstract: "Clear the board's selection for everyone.")
-    @OptionGroup var board: BoardOptions
-    func run() throws { try runOneShot(board, intent: .reset) }
+    func run() throws { try runOneShot(url: board.parsedURL().url, members: nil, timeout: board.timeout) }
 }
 
 struct SendCommand: ParsableCommand {
@@ -124,8 +76,9 @@ struct SendCommand: ParsableCommand {
         abstract: "Send one intent (a JSON object with \"type\", without \"ref\") to a board of any kind.",
         discussion: """
             Exit 0 on ack, 1 when the hub refuses it (its message on standard error), 2 on a usage or \
-            connection error. Example: syncclient send ws://127.0.0.1:8080/set/t1 '{"type":"choose","card":"2SFR"}'
-            """)
+            connection error. Examples, one a kind:
+            """ + WatchedKinds.all.map { " syncclient send ws://127.0.0.1:8080/\($0.pathSegment)/t1 '\($0.sendExample)'" }
+                .joined(separator: ";"))
     @OptionGroup var board: BoardOptions
     @Argument(help: "The intent as one JSON object, e.g. {\"type\":\"deal\"}.") var intent: String
 

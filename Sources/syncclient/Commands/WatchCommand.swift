@@ -6,24 +6,8 @@ import WebSocketLoop
 struct WatchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
-        abstract: "Mirror a board, Set table, juice bar or reminders list live, full screen, and play it; q quits.",
-        discussion: """
-            Letter boards (/boards/NAME): a letter A-Z toggles it; 1-6 moves the focused letter to that place; < and > (or \
-            arrows left/right) move it one place; Tab moves the focus; - hides, + shows, ! resets; \
-            ? toggles the key list; q (Shift-Q toggles Q), Esc, Ctrl-C or Ctrl-D quits. \
-            Mouse: click a tile to toggle it, drag a letter in the top grid onto another cell to move it, \
-            click Hide / Show / Reset, drag the action bar up or down. \
-            Set tables (/set/NAME): arrows move the cursor, Space or Enter chooses the card under it, \
-            a click chooses a card; d deals three more, n starts a new game after y confirms; q quits. \
-            Juice bars (/stock/NAME): 1-7 make that juice, arrows or Tab move and Enter or Space presses the \
-            button under the cursor, a click presses a button; after a make, OK (Enter) dismisses "is ready"; \
-            when fruit is short, y opens the stock editor and n or Esc closes the question; e opens the \
-            editor ("Add stock"): arrows move, - and + change the fruit by one (never below 0), Esc or \
-            Close returns; r resets every fruit to 10 after y confirms; q quits. \
-            Reminders (/todo/NAME): arrows select, Enter edits the title (on "No reminders" it adds one), Tab the \
-            memo; while editing, typing, Backspace, Left/Right work, Return adds an item below, Esc or arrowing \
-            off the item ends (an empty title deletes it); Space flips done, d deletes, a adds at the end, q quits; \
-            a click on the circle flips done, on a row edits it, a drag moves it. \
+        abstract: "Mirror a board of any kind live, full screen, and play it; q quits.",
+        discussion: WatchedKinds.all.map { $0.watchKeys }.joined(separator: " ") + " " + """
             When standard output is not a terminal, prints one line per change of the order (or the table) instead.
             """)
 

@@ -1,10 +1,23 @@
+import ArgumentParser
 import BoardCRDT
 import WebSocketLoop
 
 extension LetterBoard: WatchedKind {
+    typealias Bench = LettersBench
+
     static func watch(url: WebSocketURL, boardName: String, name: String?, interactive: Bool) {
         WatchSession<WatchController>(url: url, boardName: boardName, name: name, interactive: interactive).run()
     }
+
+    static let watchKeys = """
+        Letter boards (/\(pathSegment)/NAME): a letter A-Z toggles it; 1-6 moves the focused letter to that place; < and > (or \
+        arrows left/right) move it one place; Tab moves the focus; - hides, + shows, ! resets; \
+        ? toggles the key list; q (Shift-Q toggles Q), Esc, Ctrl-C or Ctrl-D quits. \
+        Mouse: click a tile to toggle it, drag a letter in the top grid onto another cell to move it, \
+        click Hide / Show / Reset, drag the action bar up or down.
+        """
+    static let sendExample = #"{"type":"select","letter":"C"}"#
+    static let commands: [any ParsableCommand.Type] = [SelectCommand.self, DeselectCommand.self, MoveCommand.self, ResetCommand.self]
 }
 
 /// The letter board's screen in the shared session: the link's snapshots

@@ -2,9 +2,17 @@ import BoardCRDT
 import WebSocketLoop
 
 extension SetTable: WatchedKind {
+    typealias Bench = SetBench
+
     static func watch(url: WebSocketURL, boardName: String, name: String?, interactive: Bool) {
         WatchSession<SetController>(url: url, boardName: boardName, name: name, interactive: interactive).run()
     }
+
+    static let watchKeys = """
+        Set tables (/\(pathSegment)/NAME): arrows move the cursor, Space or Enter chooses the card under it, \
+        a click chooses a card; d deals three more, n starts a new game after y confirms; q quits.
+        """
+    static let sendExample = #"{"type":"choose","card":"2SFR"}"#
 }
 
 extension SetController: KindScreen {

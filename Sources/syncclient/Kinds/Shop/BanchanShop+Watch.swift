@@ -1,11 +1,22 @@
+import ArgumentParser
 import BoardCRDT
 import Foundation
 import WebSocketLoop
 
 extension BanchanShop: WatchedKind {
+    typealias Bench = ShopBench
+
     static func watch(url: WebSocketURL, boardName: String, name: String?, interactive: Bool) {
         WatchSession<ShopController>(url: url, boardName: boardName, name: name, interactive: interactive).run()
     }
+
+    static let watchKeys = """
+        Banchan shops (/\(pathSegment)/NAME): Up and Down (j and k) move, Enter on a dish opens it; there + and - set \
+        the quantity, o orders it at the price shown, [ and ] page through its pictures, Esc or Backspace \
+        goes back to the list; q quits.
+        """
+    static let sendExample = #"{"type":"order","lines":[{"dish":"galbijjim","quantity":2,"price":12900}]}"#
+    static let commands: [any ParsableCommand.Type] = [ShopCommand.self]
 }
 
 extension ShopController: KindScreen {

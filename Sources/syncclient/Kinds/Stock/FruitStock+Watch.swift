@@ -1,10 +1,23 @@
+import ArgumentParser
 import BoardCRDT
 import WebSocketLoop
 
 extension FruitStock: WatchedKind {
+    typealias Bench = StockBench
+
     static func watch(url: WebSocketURL, boardName: String, name: String?, interactive: Bool) {
         WatchSession<StockController>(url: url, boardName: boardName, name: name, interactive: interactive).run()
     }
+
+    static let watchKeys = """
+        Juice bars (/\(pathSegment)/NAME): 1-7 make that juice, arrows or Tab move and Enter or Space presses the \
+        button under the cursor, a click presses a button; after a make, OK (Enter) dismisses "is ready"; \
+        when fruit is short, y opens the stock editor and n or Esc closes the question; e opens the \
+        editor ("Add stock"): arrows move, - and + change the fruit by one (never below 0), Esc or \
+        Close returns; r resets every fruit to 10 after y confirms; q quits.
+        """
+    static let sendExample = #"{"type":"make","juice":"mango_kiwi"}"#
+    static let commands: [any ParsableCommand.Type] = [StockCommand.self]
 }
 
 extension StockController: KindScreen {

@@ -1,10 +1,22 @@
+import ArgumentParser
 import BoardCRDT
 import WebSocketLoop
 
 extension TodoList: WatchedKind {
+    typealias Bench = TodoBench
+
     static func watch(url: WebSocketURL, boardName: String, name: String?, interactive: Bool) {
         WatchSession<TodoController>(url: url, boardName: boardName, name: name, interactive: interactive).run()
     }
+
+    static let watchKeys = """
+        Reminders (/\(pathSegment)/NAME): arrows select, Enter edits the title (on "No reminders" it adds one), Tab the \
+        memo; while editing, typing, Backspace, Left/Right work, Return adds an item below, Esc or arrowing \
+        off the item ends (an empty title deletes it); Space flips done, d deletes, a adds at the end, q quits; \
+        a click on the circle flips done, on a row edits it, a drag moves it.
+        """
+    static let sendExample = #"{"type":"add","id":"a1","after":null,"title":"Milk","memo":""}"#
+    static let commands: [any ParsableCommand.Type] = [TodoCommand.self]
 }
 
 extension TodoController: KindScreen {

@@ -11,7 +11,7 @@ struct StockView {
     var kindMembersAt = 0
 
     init?(_ bytes: UnsafeRawBufferPointer) {
-        guard let open = SetView.after("\"stock\":{", in: bytes, from: 0) else { return nil }
+        guard let open = BenchFrame.after("\"stock\":{", in: bytes, from: 0) else { return nil }
         kindMembersAt = open - 9
         var at = open
         while at < bytes.count, bytes[at] != UInt8(ascii: "}") {
@@ -35,7 +35,7 @@ struct StockView {
 }
 
 /// A juice bar bench client's own record (kept on its `Peer`).
-struct StockPeer {
+struct StockPeer: BenchKeeping {
     /// The first stock it was shown (its join's state) and that state's version.
     var first: [Int]?
     var firstVersion: UInt64 = 0
@@ -45,7 +45,7 @@ struct StockPeer {
 
 /// One worker's juice bar figures: the count invariant on every state frame,
 /// the intents in flight, and per board what acknowledged intents moved.
-struct StockTally {
+struct StockTally: BenchKeeping {
     /// One intent: a juice (0..<7, `Juice.allCases`) or a restock (fruit, by).
     enum Sent { case make(Int), restock(Int, Int) }
     var statesChecked = 0
@@ -138,7 +138,7 @@ struct StockSummary: Codable {
     }
 }
 
-extension BenchWorker {
+extension BenchWorker where Driver == StockBench {
     /// A juice bar client's next intent: a random juice, or 1 in 4 a restock
     /// of +1...+5 on a random fruit (so the stock keeps moving).
     func sendStockIntent(from peer: Peer, at now: UInt64, inWindow: Bool) -> Bool {
@@ -147,10 +147,10 @@ extension BenchWorker {
         let sent = StockTally.next(using: &random)
         if inWindow {
             let type = if case .make = sent { "make" } else { "restock" }
-            stockTally.sentInWindow[type, default: 0] += 1
+            tally.sentInWindow[type, default: 0] += 1
         }
         let ref = track(from: peer, at: now)
-        stockTally.pending[ref] = sent
+        tally.pending[ref] = sent
         client.send(ClientMessage<FruitStock>.thinFrame(StockTally.intent(sent), ref: String(ref)), on: connection)
         return true
     }
@@ -158,27 +158,27 @@ extension BenchWorker {
     /// Every state frame: the invariant, and what the convergence and conservation checks compare.
     func readStock(_ bytes: UnsafeRawBufferPointer, version: UInt64, of peer: Peer) {
         guard let view = StockView(bytes) else {
-            stockTally.statesChecked += 1
-            stockTally.violations += 1
-            if stockTally.violationExamples.count < 5 {
-                stockTally.violationExamples.append("\(plan.boardNames[peer.board]) v\(version): no stock")
+            tally.statesChecked += 1
+            tally.violations += 1
+            if tally.violationExamples.count < 5 {
+                tally.violationExamples.append("\(plan.boardNames[peer.board]) v\(version): no stock")
             }
             return
         }
-        let counts = stockTally.check(view, board: plan.boardNames[peer.board], version: version)
-        if peer.stock.first == nil {
-            peer.stock.first = counts
-            peer.stock.firstVersion = version
+        let counts = tally.check(view, board: plan.boardNames[peer.board], version: version)
+        if peer.record.first == nil {
+            peer.record.first = counts
+            peer.record.firstVersion = version
         }
-        peer.stock.last = counts
+        peer.record.last = counts
         peer.stateTail = Array(UnsafeRawBufferPointer(rebasing: bytes[view.kindMembersAt...]))
     }
 }
 
 extension BenchReport {
     /// Fills the `--kind stock` figures in, after the run (the loops are quiet).
-    mutating func addStock(_ workers: [BenchWorker], plan: BenchPlan, seconds: Double) {
-        countAnswers(workers, plan: plan, seconds: seconds, sent: workers.map(\.stockTally.sentInWindow))
+    mutating func addStock(_ workers: [BenchWorker<StockBench>], plan: BenchPlan, seconds: Double) {
+        countAnswers(workers, plan: plan, seconds: seconds, sent: workers.map(\.tally.sentInWindow))
         let fruits = Fruit.allCases.count
         func named(_ values: [Int]) -> [String: Int] {
             Dictionary(uniqueKeysWithValues: zip(Fruit.allCases.map(\.rawValue), values))
@@ -186,31 +186,31 @@ extension BenchReport {
         var conservation: [String: StockSummary.Conservation] = [:]
         let peers = workers.flatMap(\.peers)
         for board in plan.boardNames.indices {
-            let group = peers.filter { $0.board == board && $0.stock.first != nil }
+            let group = peers.filter { $0.board == board && $0.record.first != nil }
             // The start is the earliest state any client of the board was shown (its join's).
-            guard let earliest = group.min(by: { $0.stock.firstVersion < $1.stock.firstVersion }),
-                  let start = earliest.stock.first, let final = group.first?.stock.last else { continue }
+            guard let earliest = group.min(by: { $0.record.firstVersion < $1.record.firstVersion }),
+                  let start = earliest.record.first, let final = group.first?.record.last else { continue }
             var restocked = Array(repeating: 0, count: fruits), used = Array(repeating: 0, count: fruits)
             var makes = 0
             var lowest = UInt64.max
             for worker in workers {
-                for (index, value) in (worker.stockTally.restocked[board] ?? []).enumerated() { restocked[index] += value }
-                for (index, value) in (worker.stockTally.used[board] ?? []).enumerated() { used[index] += value }
-                makes += worker.stockTally.madeAcked[board] ?? 0
-                lowest = min(lowest, worker.stockTally.lowestAckedVersion[board] ?? .max)
+                for (index, value) in (worker.tally.restocked[board] ?? []).enumerated() { restocked[index] += value }
+                for (index, value) in (worker.tally.used[board] ?? []).enumerated() { used[index] += value }
+                makes += worker.tally.madeAcked[board] ?? 0
+                lowest = min(lowest, worker.tally.lowestAckedVersion[board] ?? .max)
             }
             let expected = (0..<fruits).map { start[$0] + restocked[$0] - used[$0] }
             // The start must predate every acknowledged intent, or it already holds some of them.
-            let holds = expected == final && earliest.stock.firstVersion < lowest
+            let holds = expected == final && earliest.record.firstVersion < lowest
             conservation[plan.boardNames[board]] = .init(
                 start: named(start), restocked: named(restocked), used: named(used), makesAcknowledged: makes,
                 expected: named(expected), final: named(final), holds: holds)
         }
         stock = StockSummary(
-            statesChecked: workers.reduce(0) { $0 + $1.stockTally.statesChecked },
-            countViolations: workers.reduce(0) { $0 + $1.stockTally.violations },
-            violationExamples: Array(workers.flatMap(\.stockTally.violationExamples).prefix(10)),
-            juicesMadePerSecond: Double(workers.reduce(0) { $0 + $1.stockTally.madeInWindow }) / seconds,
+            statesChecked: workers.reduce(0) { $0 + $1.tally.statesChecked },
+            countViolations: workers.reduce(0) { $0 + $1.tally.violations },
+            violationExamples: Array(workers.flatMap(\.tally.violationExamples).prefix(10)),
+            juicesMadePerSecond: Double(workers.reduce(0) { $0 + $1.tally.madeInWindow }) / seconds,
             conserved: conservation.count == plan.boardNames.count && conservation.values.allSatisfy(\.holds),
             conservation: conservation)
     }
@@ -243,5 +243,43 @@ extension BenchReport {
                                : "converged      NO: \(divergentBoards.joined(separator: ", "))")
         if unseen > 0 { lines.append("unseen         \(unseen) (operation, client) pairs never saw the change") }
         return lines.joined(separator: "\n")
+    }
+}
+
+/// Clients of juice bars making juices and restocking, every state checked.
+enum StockBench: BenchDriver {
+    typealias Kind = FruitStock
+    typealias Record = StockPeer
+    typealias Tally = StockTally
+
+    static let optionHelp = "juices made"
+    static var discussion: String {
+        """
+        juice bars (/\(Kind.pathSegment)/PREFIX-N): each client joins as pN and \
+        makes random juices, 1 intent in 4 a restock of +1..+5 on a random fruit; every state frame \
+        any client receives is checked for counts outside 0...999, the summary adds answers, juices \
+        made and refusals (not_enough_fruit) a second, and at the end every client must show the same \
+        stock and each bar's stock must equal its start plus acknowledged restocks minus the fruit of \
+        acknowledged makes (the run exits 1 otherwise).
+        """
+    }
+
+    static func send(_ worker: BenchWorker<Self>, from peer: BenchWorker<Self>.Peer, at now: UInt64, inWindow: Bool) -> Bool {
+        worker.sendStockIntent(from: peer, at: now, inWindow: inWindow)
+    }
+    static func read(_ worker: BenchWorker<Self>, state: UnsafeRawBufferPointer, version: UInt64, of peer: BenchWorker<Self>.Peer,
+                     inWindow: Bool) {
+        worker.readStock(state, version: version, of: peer)
+    }
+    static func answered(_ worker: BenchWorker<Self>, ref: Int, of peer: BenchWorker<Self>.Peer, acked: Bool, version: UInt64,
+                         sentInWindow: Bool) {
+        worker.tally.answered(ref: ref, board: peer.board, acked: acked, version: version, sentInWindow: sentInWindow)
+    }
+    static func report(_ report: inout BenchReport, workers: [BenchWorker<Self>], plan: BenchPlan, seconds: Double) {
+        report.addStock(workers, plan: plan, seconds: seconds)
+    }
+    static func text(_ report: BenchReport, _ p: (BenchReport.Percentiles) -> String) -> String? { report.stockText(p) }
+    static func held(_ report: BenchReport) -> Bool {
+        report.stock.map { $0.countViolations == 0 && $0.conserved } ?? true
     }
 }

@@ -16,21 +16,21 @@ struct ShopView {
     var kindMembersAt = 0
 
     init?(_ bytes: UnsafeRawBufferPointer) {
-        guard let sections = SetView.after("\"sections\":[", in: bytes, from: 0) else { return nil }
+        guard let sections = BenchFrame.after("\"sections\":[", in: bytes, from: 0) else { return nil }
         kindMembersAt = sections - 12
         var at = sections
         // A dish object starts `{"id":"ID","title":...,"description"` (a section's has `"subtitle"` after its title).
-        while let open = SetView.after("{\"id\":\"", in: bytes, from: at) {
+        while let open = BenchFrame.after("{\"id\":\"", in: bytes, from: at) {
             var end = open
             while end < bytes.count, bytes[end] != UInt8(ascii: "\"") { end += 1 }
             let id = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[open..<end]), as: UTF8.self)
             at = end
-            guard let description = SetView.after("\"description\":", in: bytes, from: end),
-                  let subtitle = SetView.after("\"subtitle\":", in: bytes, from: end).map({ $0 }) ?? Optional(Int.max),
+            guard let description = BenchFrame.after("\"description\":", in: bytes, from: end),
+                  let subtitle = BenchFrame.after("\"subtitle\":", in: bytes, from: end).map({ $0 }) ?? Optional(Int.max),
                   description < subtitle else { continue }
-            guard let price = SetView.after("\"price\":", in: bytes, from: description),
-                  let stock = SetView.after("\"stock\":", in: bytes, from: price),
-                  let available = SetView.after("\"available\":", in: bytes, from: stock) else { return nil }
+            guard let price = BenchFrame.after("\"price\":", in: bytes, from: description),
+                  let stock = BenchFrame.after("\"stock\":", in: bytes, from: price),
+                  let available = BenchFrame.after("\"available\":", in: bytes, from: stock) else { return nil }
             dishes.append(Seen(id: id, price: Self.number(bytes, price), stock: Self.number(bytes, stock),
                                available: available < bytes.count && bytes[available] == UInt8(ascii: "t")))
             at = available
@@ -52,7 +52,7 @@ struct ShopView {
 
 /// One worker's shop figures: stock never below zero in any state, the
 /// intents in flight, and per shop what acknowledged intents moved.
-struct ShopTally {
+struct ShopTally: BenchKeeping {
     enum Sent { case order([OrderLine]), restock(String, Int) }
     var statesChecked = 0
     var violations = 0
@@ -84,7 +84,7 @@ struct ShopTally {
 }
 
 /// A shop bench customer's own record (kept on its `Peer`).
-struct ShopPeer {
+struct ShopPeer: BenchKeeping {
     var first: [String: Int]?
     var firstVersion: UInt64 = 0
     var last: [ShopView.Seen] = []
@@ -101,17 +101,17 @@ struct ShopSummary: Codable {
     var unconserved: [String]
 }
 
-extension BenchWorker {
+extension BenchWorker where Driver == ShopBench {
     /// A customer's next intent, from the shop it was shown last: an order
     /// of 1-3 of a dish on sale with stock, at the price shown (PC2), or 1 in
     /// 5 a restock of +5..+20 on a random dish (an open hub: everyone is staff).
     func sendShopIntent(from peer: Peer, at now: UInt64, inWindow: Bool) -> Bool {
-        guard let connection = peer.connection, connection.isOpen, !peer.shop.last.isEmpty else { return false }
+        guard let connection = peer.connection, connection.isOpen, !peer.record.last.isEmpty else { return false }
         var random = SystemRandomNumberGenerator()
         let sent: ShopTally.Sent
-        let onSale = peer.shop.last.filter { $0.available && $0.stock > 0 }
+        let onSale = peer.record.last.filter { $0.available && $0.stock > 0 }
         if Int.random(in: 0..<100, using: &random) < ShopTally.restockPercent || onSale.isEmpty {
-            let dish = peer.shop.last.randomElement(using: &random)!
+            let dish = peer.record.last.randomElement(using: &random)!
             sent = .restock(dish.id, Int.random(in: 5...20, using: &random))
         } else {
             let dish = onSale.randomElement(using: &random)!
@@ -124,70 +124,70 @@ extension BenchWorker {
         }
         if inWindow {
             let type = if case .order = sent { "order" } else { "restock" }
-            shopTally.sentInWindow[type, default: 0] += 1
+            tally.sentInWindow[type, default: 0] += 1
         }
         let ref = track(from: peer, at: now)
-        shopTally.pending[ref] = sent
+        tally.pending[ref] = sent
         client.send(ClientMessage<BanchanShop>.thinFrame(intent, ref: String(ref)), on: connection)
         return true
     }
 
     /// Every state frame: stock never below zero (PC1), and what conservation and convergence compare.
     func readShop(_ bytes: UnsafeRawBufferPointer, version: UInt64, of peer: Peer) {
-        shopTally.statesChecked += 1
+        tally.statesChecked += 1
         guard let view = ShopView(bytes), !view.dishes.isEmpty else {
-            shopTally.violations += 1
-            if shopTally.violationExamples.count < 5 {
-                shopTally.violationExamples.append("\(plan.boardNames[peer.board]) v\(version): no dishes")
+            tally.violations += 1
+            if tally.violationExamples.count < 5 {
+                tally.violationExamples.append("\(plan.boardNames[peer.board]) v\(version): no dishes")
             }
             return
         }
         for dish in view.dishes where !BanchanShop.stockRange.contains(dish.stock) {
-            shopTally.violations += 1
-            if shopTally.violationExamples.count < 5 {
-                shopTally.violationExamples.append("\(plan.boardNames[peer.board]) v\(version): \(dish.id) \(dish.stock)")
+            tally.violations += 1
+            if tally.violationExamples.count < 5 {
+                tally.violationExamples.append("\(plan.boardNames[peer.board]) v\(version): \(dish.id) \(dish.stock)")
             }
         }
-        if peer.shop.first == nil {
-            peer.shop.first = Dictionary(view.dishes.map { ($0.id, $0.stock) }, uniquingKeysWith: { a, _ in a })
-            peer.shop.firstVersion = version
+        if peer.record.first == nil {
+            peer.record.first = Dictionary(view.dishes.map { ($0.id, $0.stock) }, uniquingKeysWith: { a, _ in a })
+            peer.record.firstVersion = version
         }
-        peer.shop.last = view.dishes
+        peer.record.last = view.dishes
         peer.stateTail = Array(UnsafeRawBufferPointer(rebasing: bytes[view.kindMembersAt...]))
     }
 }
 
 extension BenchReport {
     /// Fills the `--kind shop` figures in, after the run.
-    mutating func addShop(_ workers: [BenchWorker], plan: BenchPlan, seconds: Double) {
-        countAnswers(workers, plan: plan, seconds: seconds, sent: workers.map(\.shopTally.sentInWindow))
+    mutating func addShop(_ workers: [BenchWorker<ShopBench>], plan: BenchPlan, seconds: Double) {
+        countAnswers(workers, plan: plan, seconds: seconds, sent: workers.map(\.tally.sentInWindow))
         let peers = workers.flatMap(\.peers)
         var unconserved: [String] = []
         for board in plan.boardNames.indices {
-            let group = peers.filter { $0.board == board && $0.shop.first != nil }
-            guard let earliest = group.min(by: { $0.shop.firstVersion < $1.shop.firstVersion }), let start = earliest.shop.first,
-                  let final = group.first?.shop.last else {
+            let group = peers.filter { $0.board == board && $0.record.first != nil }
+            guard let earliest = group.min(by: { $0.record.firstVersion < $1.record.firstVersion }), let start = earliest.record.first,
+                  let final = group.first?.record.last else {
                 unconserved.append("\(plan.boardNames[board]): no state")
                 continue
             }
             var expected = start
             var lowest = UInt64.max
             for worker in workers {
-                for (dish, by) in worker.shopTally.restocked[board] ?? [:] { expected[dish, default: 0] += by }
-                for (dish, quantity) in worker.shopTally.ordered[board] ?? [:] { expected[dish, default: 0] -= quantity }
-                lowest = min(lowest, worker.shopTally.lowestAckedVersion[board] ?? .max)
+                for (dish, by) in worker.tally.restocked[board] ?? [:] { expected[dish, default: 0] += by }
+                for (dish, quantity) in worker.tally.ordered[board] ?? [:] { expected[dish, default: 0] -= quantity }
+                lowest = min(lowest, worker.tally.lowestAckedVersion[board] ?? .max)
             }
             let shown = Dictionary(final.map { ($0.id, $0.stock) }, uniquingKeysWith: { a, _ in a })
-            if expected != shown || earliest.shop.firstVersion >= lowest {
+            if expected != shown || earliest.record.firstVersion >= lowest {
                 unconserved.append("\(plan.boardNames[board]): expected \(expected.sorted { $0.key < $1.key }), " +
                                    "final \(shown.sorted { $0.key < $1.key })")
             }
         }
         shop = ShopSummary(
-            statesChecked: workers.reduce(0) { $0 + $1.shopTally.statesChecked },
-            stockViolations: workers.reduce(0) { $0 + $1.shopTally.violations },
-            violationExamples: Array(workers.flatMap(\.shopTally.violationExamples).prefix(10)),
-            ordersPerSecond: Double(workers.reduce(0) { $0 + $1.shopTally.ordersInWindow }) / seconds,
+            statesChecked: workers.reduce(0) { $0 + $1.tally.statesChecked },
+            stockViolations: workers.reduce(0) { $0 + $1.tally.violations },
+            violationExamples: Array(workers.flatMap(\.tally.violationExamples).prefix(10)),
+            ordersPerSecond: Double(workers.reduce(0) { $0 + $1.tally.ordersInWindow }) / seconds,
             conserved: unconserved.isEmpty, unconserved: unconserved)
     }
 
@@ -207,5 +207,44 @@ extension BenchReport {
                                : "converged      NO: \(divergentBoards.joined(separator: ", "))")
         if unseen > 0 { lines.append("unseen         \(unseen) (operation, client) pairs never saw the change") }
         return lines.joined(separator: "\n")
+    }
+}
+
+/// Customers of banchan shops ordering at the prices shown, now and then restocking.
+enum ShopBench: BenchDriver {
+    typealias Kind = BanchanShop
+    typealias Record = ShopPeer
+    typealias Tally = ShopTally
+
+    static let optionHelp = "dishes ordered"
+    static var discussion: String {
+        """
+        banchan shops (/\(Kind.pathSegment)/PREFIX-N, opening with the sample \
+        catalog): each client joins as pN and orders 1-3 of a random dish on sale with stock at the \
+        price it was shown, 1 intent in 5 a restock of +5..+20 (an open hub: everyone is staff); every \
+        state frame is checked for a stock below zero, and at the end every customer must show the same \
+        shop and each dish's stock must be its start plus acknowledged restocks minus acknowledged \
+        orders (the run exits 1 otherwise).
+        """
+    }
+    static let refillsOnState = true
+
+    static func send(_ worker: BenchWorker<Self>, from peer: BenchWorker<Self>.Peer, at now: UInt64, inWindow: Bool) -> Bool {
+        worker.sendShopIntent(from: peer, at: now, inWindow: inWindow)
+    }
+    static func read(_ worker: BenchWorker<Self>, state: UnsafeRawBufferPointer, version: UInt64, of peer: BenchWorker<Self>.Peer,
+                     inWindow: Bool) {
+        worker.readShop(state, version: version, of: peer)
+    }
+    static func answered(_ worker: BenchWorker<Self>, ref: Int, of peer: BenchWorker<Self>.Peer, acked: Bool, version: UInt64,
+                         sentInWindow: Bool) {
+        worker.tally.answered(ref: ref, board: peer.board, acked: acked, version: version, sentInWindow: sentInWindow)
+    }
+    static func report(_ report: inout BenchReport, workers: [BenchWorker<Self>], plan: BenchPlan, seconds: Double) {
+        report.addShop(workers, plan: plan, seconds: seconds)
+    }
+    static func text(_ report: BenchReport, _ p: (BenchReport.Percentiles) -> String) -> String? { report.shopText(p) }
+    static func held(_ report: BenchReport) -> Bool {
+        report.shop.map { $0.stockViolations == 0 && $0.conserved } ?? true
     }
 }

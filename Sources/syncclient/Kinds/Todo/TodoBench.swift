@@ -15,7 +15,7 @@ struct TodoItemView: Equatable {
 enum TodoView {
     /// Where `"items":[` begins, or nil: equal tails with equal versions are equal lists.
     static func itemsAt(_ bytes: UnsafeRawBufferPointer) -> Int? {
-        SetView.after("\"items\":[", in: bytes, from: 0).map { $0 - 9 }
+        BenchFrame.after("\"items\":[", in: bytes, from: 0).map { $0 - 9 }
     }
 
     /// The items of a tail that begins with `"items":[` (as the hub writes
@@ -60,12 +60,12 @@ enum TodoView {
 
     /// Whether a frame is a `notice` (e.g. `overwritten`, TC2).
     static func isNotice(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        SetView.after("\"type\":\"notice\"", in: bytes, from: 0) != nil
+        BenchFrame.after("\"type\":\"notice\"", in: bytes, from: 0) != nil
     }
 }
 
 /// One worker's todo figures and the ids its clients add.
-struct TodoTally {
+struct TodoTally: BenchKeeping {
     /// Intents sent in the measured window, by type.
     var sentInWindow: [String: Int] = [:]
     /// `notice` frames (an edit of someone's was overwritten) received in the window.
@@ -118,13 +118,13 @@ struct TodoSummary: Codable {
     var notices: Int
 }
 
-extension BenchWorker {
+extension BenchWorker where Driver == TodoBench {
     /// A todo client's next intent, from the latest list it was shown.
     func sendTodoIntent(from peer: Peer, at now: UInt64, inWindow: Bool) -> Bool {
         guard let connection = peer.connection, connection.isOpen, !peer.stateTail.isEmpty else { return false }
         var random = SystemRandomNumberGenerator()
-        let (intent, type) = todoTally.next(TodoView.items(peer.stateTail), target: plan.todoItems, worker: index, using: &random)
-        if inWindow { todoTally.sentInWindow[type, default: 0] += 1 }
+        let (intent, type) = tally.next(TodoView.items(peer.stateTail), target: plan.todoItems, worker: index, using: &random)
+        if inWindow { tally.sentInWindow[type, default: 0] += 1 }
         sendTodo(intent, from: peer, on: connection, at: now)
         return true
     }
@@ -137,7 +137,7 @@ extension BenchWorker {
         var after = items.last?.id
         var random = SystemRandomNumberGenerator()
         for _ in items.count..<max(items.count, plan.todoItems) {
-            let id = todoTally.newID(worker: index)
+            let id = tally.newID(worker: index)
             sendTodo(.add(id: id, after: after, title: TodoTally.title(using: &random), memo: ""), from: peer, on: connection, at: now)
             after = id
         }
@@ -157,37 +157,28 @@ extension BenchWorker {
 
 extension BenchReport {
     /// Fills the `--kind todo` figures in, after the run (the loops are quiet).
-    mutating func addTodo(_ workers: [BenchWorker], plan: BenchPlan, seconds: Double) {
-        let refused = workers.reduce(0) { $0 + $1.rejectedInWindow }
-        kind = plan.kind.rawValue
-        answersPerSecond = Double(operationsAcknowledged + refused) / seconds
-        refusalsPerSecond = Double(refused) / seconds
-        refusals = workers.reduce(into: [:]) { all, worker in all.merge(worker.refusalCodes, uniquingKeysWith: +) }
-        intentsSent = workers.reduce(into: [:]) { all, worker in all.merge(worker.todoTally.sentInWindow, uniquingKeysWith: +) }
+    mutating func addTodo(_ workers: [BenchWorker<TodoBench>], plan: BenchPlan, seconds: Double) {
+        countAnswers(workers, plan: plan, seconds: seconds, sent: workers.map(\.tally.sentInWindow))
         var finalItems: [String: Int] = [:]
         for peer in workers.flatMap(\.peers) where finalItems[plan.boardNames[peer.board]] == nil && !peer.stateTail.isEmpty {
             finalItems[plan.boardNames[peer.board]] = TodoView.items(peer.stateTail).count
         }
         todo = TodoSummary(target: plan.todoItems, finalItems: finalItems,
-                           notices: workers.reduce(0) { $0 + $1.todoTally.notices })
+                           notices: workers.reduce(0) { $0 + $1.tally.notices })
     }
 
     /// The summary of a `--kind todo` run: clients editing shared lists.
     func todoText(_ p: (Percentiles) -> String) -> String {
-        func counts(_ values: [String: Int]?) -> String {
-            let text = (values ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-            return text.isEmpty ? "none" : text
-        }
         var lines = [
             "lists \(boards) x clients \(clientsPerBoard) (\(sendersPerBoard) editing), " +
             "\(mode)\(targetRate > 0 ? " \(Int(targetRate)) intents/s" : ""), \(String(format: "%.1f", seconds)) s measured",
             "connected      \(connected) (failures \(connectFailures)); connect \(p(connectMillis))",
             "answers        \(Int(answersPerSecond ?? 0))/s: acknowledged \(operationsAcknowledged) (\(Int(acknowledgedPerSecond))/s), " +
             "refused \(Int(refusalsPerSecond ?? 0))/s, list changes \(Int(changesPerSecond))/s",
-            "sent           \(counts(intentsSent))",
-            "refusals       \(counts(refusals))",
+            "sent           \(Self.counts(intentsSent))",
+            "refusals       \(Self.counts(refusals))",
             "notices        \(todo?.notices ?? 0) overwritten",
-            "items          target \(todo?.target ?? 0), at the end \(counts(todo?.finalItems))",
+            "items          target \(todo?.target ?? 0), at the end \(Self.counts(todo?.finalItems))",
             "errors         \(errors) error frames, \(disconnects) connections lost during the run",
             "delivered      \(Int(statesDeliveredPerSecond)) states/s, \(Int(framesDeliveredPerSecond)) frames/s",
             "visibility     \(p(visibilityMillis))",
@@ -202,4 +193,41 @@ extension BenchReport {
         if unseen > 0 { lines.append("unseen         \(unseen) (operation, client) pairs never saw the change") }
         return lines.joined(separator: "\n")
     }
+}
+
+/// Clients of reminder lists editing, ticking, adding and deleting items.
+enum TodoBench: BenchDriver {
+    typealias Kind = TodoList
+    typealias Tally = TodoTally
+
+    static let optionHelp = "reminders edited"
+    static var discussion: String {
+        """
+        reminder lists (/\(Kind.pathSegment)/PREFIX-N): each client joins as pN; the \
+        first client of each list fills it to --items items at the start; then the senders send, from the \
+        latest list they were shown, 70 % title edits of a random item with its shown title as base, \
+        15 % done flips and 15 % adds (below --items) or deletes (at or above it); the summary adds \
+        answers and refusals a second (no_such_item when an item was deleted meanwhile), overwritten \
+        notices and each list's final size, and at the end every client must show the same items.
+        """
+    }
+    static let refillsOnState = true
+
+    static func begin(_ worker: BenchWorker<Self>, board peer: BenchWorker<Self>.Peer, at start: UInt64) {
+        worker.prefillTodo(peer, at: start)
+    }
+    static func send(_ worker: BenchWorker<Self>, from peer: BenchWorker<Self>.Peer, at now: UInt64, inWindow: Bool) -> Bool {
+        worker.sendTodoIntent(from: peer, at: now, inWindow: inWindow)
+    }
+    static func read(_ worker: BenchWorker<Self>, state: UnsafeRawBufferPointer, version: UInt64, of peer: BenchWorker<Self>.Peer,
+                     inWindow: Bool) {
+        worker.readTodo(state, of: peer)
+    }
+    static func other(_ worker: BenchWorker<Self>, frame: UnsafeRawBufferPointer, inWindow: Bool) {
+        if inWindow, TodoView.isNotice(frame) { worker.tally.notices += 1 }
+    }
+    static func report(_ report: inout BenchReport, workers: [BenchWorker<Self>], plan: BenchPlan, seconds: Double) {
+        report.addTodo(workers, plan: plan, seconds: seconds)
+    }
+    static func text(_ report: BenchReport, _ p: (BenchReport.Percentiles) -> String) -> String? { report.todoText(p) }
 }
