@@ -36,8 +36,7 @@ struct BoardAddress: Hashable, Sendable, CustomStringConvertible {
         let parts = path.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2, parts[0].isEmpty, let slash = parts[1].firstIndex(of: "/"),
               let kind = HostedKinds.kind(pathSegment: parts[1][..<slash]) else {
-            let paths = HostedKinds.all.map { "/\($0.pathSegment)/NAME" }.joined(separator: ", ")
-            return .failure(PathRefusal(status: 404, message: "no such endpoint: boards live at \(paths)"))
+            return .failure(PathRefusal(status: 404, message: "no such endpoint: boards live at \(HostedKinds.paths)"))
         }
         let name = String(parts[1][parts[1].index(after: slash)...])
         if let problem = problem(with: name, segment: kind.pathSegment) { return .failure(PathRefusal(status: 400, message: problem)) }
@@ -46,7 +45,7 @@ struct BoardAddress: Hashable, Sendable, CustomStringConvertible {
 
     /// Why `name` is not a valid board name, or nil when it is (K1:
     /// 1 to 64 of `A-Z a-z 0-9 . _ -`, not starting with `.`).
-    static func problem(with name: String, segment: String = "boards") -> String? {
+    static func problem(with name: String, segment: String) -> String? {
         let bytes = Array(name.utf8)
         if bytes.isEmpty { return "board name missing: use /\(segment)/NAME" }
         if bytes.count > 64 { return "board name longer than 64 characters" }

@@ -41,6 +41,9 @@ enum HostedKinds {
         all.first { $0.name == name }
     }
 
+    /// Every kind's board path, `/SEGMENT/NAME`, the letter board's first (for messages).
+    static var paths: String { all.map { "/\($0.pathSegment)/NAME" }.joined(separator: ", ") }
+
     /// The kind whose boards are stored under their bare name.
     static var bareNamed: (any HostedKind.Type)? { all.first { $0.storesUnderBareName } }
 }

@@ -248,9 +248,8 @@ final class HubServer: ServerDelegate, @unchecked Sendable {
             if let file = web.file(for: bare) {
                 return HTTPResponse(status: 200, contentType: file.type, body: file.body, cacheable: false)
             }
-            return HTTPResponse(status: 404, contentType: "text/plain",
-                                body: Array(("not found: boards are at ws://HOST:PORT/boards/NAME (and /set/NAME ...), their pages " +
-                                             "at the same paths\n").utf8))
+            return HTTPResponse(status: 404, contentType: "text/plain", body: Array(
+                "not found: boards are at ws://HOST:PORT\(HostedKinds.paths), their pages at the same paths\n".utf8))
         }
     }
 
