@@ -15,7 +15,7 @@ min-max and ratios taken per repetition (median of the per-repetition ratios).
 
  1. visibility at 2,000 changes/s, 50 clients on one board: 2 hubs on one Redis
     (AOF everysec; the tool splits same-hub and cross-hub visibility), the same
-    with --kept-operations 100000 (no fold during the run: what folds add to
+    with --fold-every 10000000 (no fold during the run: what folds add to
     the tail), one hub on Redis, one hub --in-memory, one hub --data (--sync full);
  2. acknowledged ops/s of one board, saturated (50 clients, 256 in flight):
     2 hubs on Redis (everysec, always), 1 hub on Redis (everysec), 1 hub on
@@ -34,7 +34,7 @@ with --only replaces its figures there and keeps the others). About 12
 minutes for everything. Method and figures: BENCHMARKS.md, "Cluster mode on
 Redis (issue 18)".
 """
-import argparse, json, os, pathlib, signal, socket, statistics, subprocess, tempfile, time, urllib.request
+import argparse, json, os, pathlib, signal, socket, statistics, subprocess, tempfile, time, urllib.request, zlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NO_LIMITS = ["--rate", "10000000", "--burst", "10000000"]  # the per-connection rate limit is a policy, not under test
@@ -110,7 +110,10 @@ class Redis:
             if n < 0:
                 return None
             data = f.read(n + 2)[:-2]
-            return data.decode(errors="replace")
+            try:
+                return data.decode()
+            except UnicodeDecodeError:
+                return data  # a packed snapshot
         if t == b"*":
             n = int(rest)
             return None if n < 0 else [self._read(f) for _ in range(n)]
@@ -305,9 +308,9 @@ def row(*cells):
 def figure1(results):
     print(f"\n### 1. Visibility at 2,000 changes/s, 50 clients on one board ({ARGS.reps} repetitions)\n", flush=True)
     d = ["--clients", 50, "--rate", 2000, "--duration", ARGS.seconds, "--warmup", 1]
-    nofold = "2 hubs on Redis, --kept-operations 100000 (no fold in the run)"
+    nofold = "2 hubs on Redis, --fold-every 10000000 (no fold in the run)"
     configs = [("2 hubs on Redis", dict(hubs=2)),
-               (nofold, dict(hubs=2, extra=["--kept-operations", 100000])),
+               (nofold, dict(hubs=2, extra=["--fold-every", 10000000])),
                ("1 hub on Redis", dict(hubs=1)),
                ("1 hub --in-memory", dict(hubs=1, kind="memory")),
                ("1 hub --data --sync full", dict(hubs=1, kind="durable"))]
@@ -465,14 +468,29 @@ def figure3r(results):
             f"{min(r['changesMeasured'] for r in rs)}")
 
 
+def snapshot_window(redis, names):
+    """The window the boards' snapshots carry (mean operations) and what one costs stored."""
+    stored = [v for v in redis.pipeline([("GET", f"sh:{{letters/{n}}}:snap") for n in names]) if v]
+    if not stored:
+        return None
+    texts = [zlib.decompress(v) if isinstance(v, bytes) else v.encode() for v in stored]
+    ops = sum(len(json.loads(t)["replica"]["log"]) for t in texts)
+    return {"ops": ops / len(stored), "bytesPerOp": sum(map(len, stored)) / max(1, ops),
+            "jsonPerOp": sum(map(len, texts)) / max(1, ops)}
+
+
 def figure4(results):
     print("\n### 4. Memory\n", flush=True)
     out = {}
     row("Redis (one hub writing, AOF everysec)", "--kept-operations", "boards", "log entries per board (XLEN)",
-        "used_memory delta KiB", "per board KiB", "bytes per log entry (delta / entries)",
-        "MEMORY USAGE: log / snap / meta / other per board, bytes")
-    row(*["---"] * 8)
-    for label, boards, clients, rate in (("many small boards", 1000, 1, 2000), ("few long logs", 10, 2, 4000)):
+        "used_memory delta KiB", "used_memory delta per board KiB", "the board's keys per board KiB (MEMORY USAGE)",
+        "MEMORY USAGE: log / snap / meta / other per board, bytes", "stream bytes per entry",
+        "snapshot's window: operations, stored bytes per operation")
+    row(*["---"] * 10)
+    # Busy boards: each past two windows of operations (the engine keeps 1,024-2,048 after its checkpoint).
+    loads = (("many small boards", 1000, 1, 2000, ARGS.seconds), ("few long logs", 10, 2, 4000, ARGS.seconds),
+             ("busy boards", 40, 2, 4000, 4 * ARGS.seconds))
+    for label, boards, clients, rate, seconds in loads:
         for kept in (1024, 16):
             redis = Redis("everysec")
             hub = None
@@ -481,7 +499,7 @@ def figure4(results):
                 time.sleep(1)
                 before = redis.used_memory()
                 r = bench([hub.url], [hub.pid], "--boards", boards, "--clients", clients, "--rate", rate,
-                          "--duration", ARGS.seconds, "--warmup", 1, "--connect-rate", 5000)
+                          "--duration", seconds, "--warmup", 1, "--connect-rate", 5000)
                 time.sleep(2)  # folds and trims settle
                 after = redis.used_memory()
                 keys = [k for k in redis.keys() if k.startswith("sh:")]
@@ -494,6 +512,7 @@ def figure4(results):
                 xlens = redis.pipeline([("XLEN", f"sh:{{letters/{n}}}:log") for n in names])
                 entries = sum(x for x in xlens if isinstance(x, int))
                 tops = redis.tops(names)
+                window = snapshot_window(redis, names[:10])
             finally:
                 if hub:
                     hub.stop()
@@ -501,19 +520,15 @@ def figure4(results):
             delta = after - before
             other = sum(v for t, v in byType.items() if t not in ("log", "snap", "meta"))
             rec = {"kept": kept, "boards": boards, "before": before, "after": after, "entriesInLogs": entries,
-                   "opsAppended": tops, "memoryUsageByKeyType": byType, "acked": r["operationsAcknowledged"]}
+                   "opsAppended": tops, "memoryUsageByKeyType": byType, "acked": r["operationsAcknowledged"],
+                   "window": window}
             out[f"{label}_{kept}"] = rec
             row(label, kept, f"{boards:,}", f"{entries / boards:,.0f} (of {tops / boards:,.0f} appended)",
-                f"{delta / 1024:,.0f}", f"{delta / 1024 / boards:.2f}", f"{delta / max(1, entries):.0f}",
-                " / ".join(f"{byType.get(t, 0) / boards:,.0f}" for t in ("log", "snap", "meta")) + f" / {other / boards:,.0f}")
-        a, b = out[f"{label}_1024"], out[f"{label}_16"]
-        de = a["entriesInLogs"] - b["entriesInLogs"]
-        if de > 0:
-            dm = (a["after"] - a["before"]) - (b["after"] - b["before"])
-            dl = a["memoryUsageByKeyType"].get("log", 0) - b["memoryUsageByKeyType"].get("log", 0)
-            print(f"\n- {label}: per kept log entry (default minus small --kept-operations): used_memory "
-                  f"{dm / de:.0f} B, stream keys alone {dl / de:.0f} B ({de:,} entries)\n", flush=True)
-            out[f"{label}_perEntry"] = {"usedMemory": dm / de, "streams": dl / de}
+                f"{delta / 1024:,.0f}", f"{delta / 1024 / boards:.2f}", f"{sum(byType.values()) / 1024 / boards:.1f}",
+                " / ".join(f"{byType.get(t, 0) / boards:,.0f}" for t in ("log", "snap", "meta")) + f" / {other / boards:,.0f}",
+                f"{byType.get('log', 0) / max(1, entries):.0f}",
+                f"{window['ops']:,.0f} ops, {window['bytesPerOp']:.1f} B/op ({window['jsonPerOp']:.0f} B/op as JSON)"
+                if window else "-")
 
     # Hub memory for boards with no local clients: hub A's clients leave; hub B keeps writing.
     print(flush=True)

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 
 /// Writes folds' snapshots for one shard on a thread of its own at the
-/// lowest CPU priority (nice 19): a fold is work for later, so the threads
+/// lowest CPU priority (SCHED_IDLE): a fold is work for later, so the threads
 /// that deliver changes (the server's, the appender, the follower) take the
 /// cores first and a fold costs no one a wait (issue 33). Only the newest
 /// fold of a board waits here: a newer one replaces the one not yet
@@ -64,12 +64,18 @@ final class FoldEncoder: @unchecked Sendable {
         }
     }
 
-    /// nice 19 for this thread only: on Linux the nice value is a thread's,
-    /// and `who` 0 is the calling thread.
+    /// SCHED_IDLE for this thread only (on Linux a thread is scheduled on
+    /// its own, and pid 0 is the calling thread): it runs when a core has
+    /// nothing else to do, and any other thread that wakes takes the core
+    /// at once. nice 19 was not enough: the scheduler let the encoder finish
+    /// its slice (up to milliseconds) before a waking thread ran, which set
+    /// the p99 of delivery (BENCHMARKS.md, "Cluster mode").
     private func lowerPriority() {
         #if os(Linux)
-        if setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19) != 0 {
-            logger.warning("cannot lower the fold encoder's priority", metadata: ["errno": "\(errno)"])
+        var parameters = sched_param(sched_priority: 0)
+        let idle: Int32 = 5  // SCHED_IDLE (glibc defines it only with _GNU_SOURCE)
+        if sched_setscheduler(0, idle, &parameters) != 0 {
+            logger.warning("cannot run the fold encoder at idle priority", metadata: ["errno": "\(errno)"])
         }
         #endif
     }

@@ -414,9 +414,20 @@ extension KindRoom {
         func json(_ value: some Encodable) throws -> String { String(decoding: try encoder.encode(value), as: UTF8.self) }
         var out = "{\"offset\":\(offset),\"version\":\(version),\"replica\":{\"id\":\(image.id.rawValue),\"clock\":\(image.clock)"
         out += ",\"checkpoint\":" + (try json(image.checkpoint))
-        out += ",\"log\":[" + image.log.map { Kind.operationJSON($0) }.joined(separator: ",") + "]"
+        out.reserveCapacity(160 * (image.log.count + image.pending.count) + 256)
+        func list(_ operations: [BoardCRDT.Operation<Kind.Change>]) {
+            out += "["
+            for (index, operation) in operations.enumerated() {
+                if index > 0 { out += "," }
+                out += Kind.operationJSON(operation)
+            }
+            out += "]"
+        }
+        out += ",\"log\":"
+        list(image.log)
         out += ",\"versions\":" + (try json(image.versions))
-        out += ",\"pending\":[" + image.pending.map { Kind.operationJSON($0) }.joined(separator: ",") + "]"
+        out += ",\"pending\":"
+        list(image.pending)
         out += ",\"lastLamport\":" + (try json(image.lastLamport)) + ",\"retired\":" + (try json(image.retired)) + "}"
         return out + (frozen ? ",\"frozen\":true}" : "}")
     }
