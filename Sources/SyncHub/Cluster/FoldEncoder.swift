@@ -15,6 +15,14 @@ final class FoldEncoder: @unchecked Sendable {
     private var order: [String] = []
     private var stopping = false
     private let logger: Logger
+    /// The encoder thread's own: the operations' JSON of the boards folded
+    /// last (`OperationTexts`), so a fold writes only what came since the
+    /// board's previous one. At most `boardsRemembered` boards (the ones
+    /// folded most recently: the busiest), about 300 KB each at the default
+    /// window.
+    private var texts: [String: OperationTexts] = [:]
+    private var remembered: [String] = []
+    static let boardsRemembered = 16
 
     init(logger: Logger) {
         self.logger = logger
@@ -56,7 +64,13 @@ final class FoldEncoder: @unchecked Sendable {
             condition.unlock()
             guard let fold else { continue }
             do {
-                written(fold, try PackedSnapshot.pack(fold.encode()))
+                var known = texts.removeValue(forKey: logName) ?? [:]
+                remembered.removeAll { $0 == logName }
+                let snapshot = try fold.encode(&known)
+                texts[logName] = known
+                remembered.append(logName)
+                if remembered.count > Self.boardsRemembered { texts[remembered.removeFirst()] = nil }
+                written(fold, try PackedSnapshot.pack(snapshot))
             } catch {
                 // Nothing is trimmed without a snapshot; the next fold tries again.
                 logger.error("cannot encode a board's snapshot", metadata: ["board": "\(fold.logName)", "error": "\(error)"])

@@ -380,8 +380,8 @@ extension KindRoom {
         shared.foldOffered = shared.applied
         let (offset, version, image, frozen) = (shared.applied, version, replica.image, durableFrozen)
         let answers = shared.answersSinceFold.map { (key: "k:" + $0.key, answer: KeyedAnswerText.encode($0.answer)) }
-        core.fold(SharedFold(board: name, logName: logName, offset: offset, encode: {
-            try Self.snapshotJSON(offset: offset, version: version, image: image, frozen: frozen)
+        core.fold(SharedFold(board: name, logName: logName, offset: offset, encode: { texts in
+            try Self.snapshotJSON(offset: offset, version: version, image: image, frozen: frozen, texts: &texts)
         }, answers: answers, epoch: shared.epoch, link: shared.link))
     }
 
@@ -390,7 +390,8 @@ extension KindRoom {
     func writeBackRequest(over expected: SharedLogHead) -> SharedRestore {
         let (offset, version, image, frozen) = (shared.applied, version, replica.image, durableFrozen)
         return SharedRestore(board: name, logName: logName, seen: shared.seen, expected: expected, encode: {
-            try Self.snapshotJSON(offset: offset, version: version, image: image, frozen: frozen)
+            var texts = OperationTexts()
+            return try Self.snapshotJSON(offset: offset, version: version, image: image, frozen: frozen, texts: &texts)
         }, answers: writeBackAnswers())
     }
 
@@ -409,12 +410,25 @@ extension KindRoom {
 
     /// A `SharedSnapshot` written off the service thread: the operations
     /// (most of it) with the kind's own JSON, the rest with `JSONEncoder`.
-    static func snapshotJSON(offset: UInt64, version: UInt64, image: ReplicaImage<Kind>, frozen: Bool = false) throws -> String {
+    /// The window's operations already in `texts` are not written again;
+    /// `texts` is left holding the window's.
+    static func snapshotJSON(offset: UInt64, version: UInt64, image: ReplicaImage<Kind>, frozen: Bool = false,
+                             texts: inout OperationTexts) throws -> String {
         let encoder = JSONEncoder()
         func json(_ value: some Encodable) throws -> String { String(decoding: try encoder.encode(value), as: UTF8.self) }
         var out = "{\"offset\":\(offset),\"version\":\(version),\"replica\":{\"id\":\(image.id.rawValue),\"clock\":\(image.clock)"
         out += ",\"checkpoint\":" + (try json(image.checkpoint))
         out.reserveCapacity(160 * (image.log.count + image.pending.count) + 256)
+        var written = OperationTexts(minimumCapacity: image.log.count)
+        out += ",\"log\":["
+        for (index, operation) in image.log.enumerated() {
+            if index > 0 { out += "," }
+            let text = texts[operation.id] ?? Kind.operationJSON(operation)
+            written[operation.id] = text
+            out += text
+        }
+        out += "]"
+        texts = written
         func list(_ operations: [BoardCRDT.Operation<Kind.Change>]) {
             out += "["
             for (index, operation) in operations.enumerated() {
@@ -423,8 +437,6 @@ extension KindRoom {
             }
             out += "]"
         }
-        out += ",\"log\":"
-        list(image.log)
         out += ",\"versions\":" + (try json(image.versions))
         out += ",\"pending\":"
         list(image.pending)

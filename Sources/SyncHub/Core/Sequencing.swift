@@ -91,6 +91,11 @@ enum SharedAppendResult: Sendable, Equatable {
     case lost(SharedLogHead)
 }
 
+/// The JSON of the operations a board's last fold wrote, by id: the next
+/// fold of that board writes only the operations that came since (an
+/// operation never changes, and most of a window outlives a fold).
+typealias OperationTexts = [OperationID: String]
+
 /// A board's state written into its shared log's snapshot, so that the log
 /// before it can be dropped (R9). Made on the service thread (a copy of the
 /// replica), encoded by the shell's thread.
@@ -98,8 +103,9 @@ struct SharedFold: Sendable {
     var board: String
     var logName: String
     var offset: UInt64
-    /// The snapshot's JSON.
-    var encode: @Sendable () throws -> String
+    /// The snapshot's JSON; `texts` (the board's operations as its last
+    /// fold wrote them) is read, and left as this fold wrote them.
+    var encode: @Sendable (_ texts: inout OperationTexts) throws -> String
     /// First answers of keys used by entries up to `offset`, as `KeyedAnswerText`.
     var answers: [(key: String, answer: String)]
     /// The history it belongs to: a log that lost it (a new epoch) takes no snapshot of the old one.

@@ -225,7 +225,8 @@ struct SharedOrderTests {
         #expect(!actions.contains { if case .close = $0 { return true } else { return false } })
         let reload = try #require(b.loads.first)
         #expect(b.loads.count == 1 && reload.board == "k", "the board is read again")
-        let snapshot = try fold.encode()
+        var texts = OperationTexts()
+        let snapshot = try fold.encode(&texts)
         let rest = Array(log.entries.dropFirst(Int(fold.offset)))
         let versionBefore = b.state("k")?["version"] as? Int ?? 0
         let again = SharedBoard(snapshot: snapshot, snapshotOffset: fold.offset, epoch: "e1", entries: rest)
@@ -253,27 +254,39 @@ struct SharedOrderTests {
     }
 
     /// R9: after `foldEvery` entries a hub offers a snapshot, and a hub
-    /// loading that snapshot plus the rest shows the same state.
+    /// loading that snapshot plus the rest shows the same state. The second
+    /// fold writes only the operations since the first (`OperationTexts`),
+    /// and its snapshot is the one written from nothing.
     @Test func aFoldedSnapshotLoadsToTheSameState() throws {
         var log = LogDouble()
         var a = HubDouble(id: "a", foldEvery: 4)
         _ = a.join(1, "todo/t", log: log)
-        for index in 0..<6 {
+        for index in 0..<10 {
             _ = a.frame(1, #"{"type":"add","id":"i\#(index)","title":"t\#(index)","after":null,"ref":"r\#(index)"}"#)
             _ = a.flush(into: &log)
             _ = a.follow("todo/t", log: log)
         }
         _ = a.takeProposals()
         let folds = a.folds
-        #expect(folds.count == 1)
-        let fold = try #require(folds.first)
-        let snapshot = try fold.encode()
+        #expect(folds.count == 2)
+        var texts = OperationTexts()
+        _ = try folds[0].encode(&texts)
+        #expect(texts.count == 4, "the first fold's window: \(texts.count) operations")
+        texts = texts.mapValues { $0 + " " }   // marks what the second fold takes over
+        let fold = try #require(folds.last)
+        let snapshot = try fold.encode(&texts)
+        #expect(texts.count == 8 && texts.values.filter { $0.hasSuffix(" ") }.count == 4, "4 taken over, 4 written")
+        var fresh = OperationTexts()
+        // Equal as JSON (JSONEncoder writes the checkpoint's keys in no fixed order).
+        let written = try JSONSerialization.jsonObject(with: Data(try fold.encode(&fresh).utf8)) as? NSDictionary
+        let takenOver = try JSONSerialization.jsonObject(with: Data(snapshot.replacingOccurrences(of: "} ", with: "}").utf8)) as? [String: Any]
+        #expect(takenOver != nil && written?.isEqual(to: takenOver ?? [:]) == true)
         var b = HubDouble(id: "b")
         let rest = Array(log.entries.dropFirst(Int(fold.offset)))
         _ = b.join(2, "todo/t", log: log, stored: SharedBoard(snapshot: snapshot, snapshotOffset: fold.offset, epoch: "e1", entries: rest))
         let stateA = try #require(a.state("todo/t")), stateB = try #require(b.state("todo/t"))
         #expect(stateA["version"] as? Int == stateB["version"] as? Int)
-        #expect((stateA["items"] as? [[String: Any]])?.count == 6)
+        #expect((stateA["items"] as? [[String: Any]])?.count == 10)
         #expect(NSDictionary(dictionary: stateA).isEqual(to: stateB.merging(["clients": stateA["clients"] ?? 0]) { $1 }))
     }
 
