@@ -71,8 +71,9 @@ struct WALCheckpointerTests {
     }
 }
 
-/// Failures reported from the checkpointer's thread.
-private final class Reports: Sendable {
+/// What a thread of the shell reports (the checkpointer's failures, the
+/// fold encoder's snapshots), read by the test's thread.
+final class Reports: Sendable {
     private let reports = Mutex<[String]>([])
     func add(_ report: String) { reports.withLock { $0.append(report) } }
     var all: [String] { reports.withLock { $0 } }

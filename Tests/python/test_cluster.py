@@ -876,6 +876,32 @@ def test_r9_at_the_default_window_the_stream_holds_a_fold_or_two_and_the_window_
         assert client.state_at(shown["version"])["stock"]["kiwi"] == s0["stock"]["kiwi"] + changes + 1
 
 
+def test_r9_a_snapshot_no_hub_can_read_fails_its_board_only(redis_server, make_cluster_hub, open_client):
+    """A cut snapshot in Redis: a join of that board is closed 1011 with the
+    reason, and the server is not counted down (another board joins, /healthz 200)."""
+    A = make_cluster_hub(redis_server, extra=("--kept-operations", 16))
+    a = open_client(A, "stock", "cut")
+    for _ in range(3):
+        refs = [a.send({"type": "restock", "fruit": "kiwi", "by": 1}) for _ in range(20)]
+        assert all(x["type"] == "ack" for x in a.answers(refs, timeout=30))
+    snap = "sh:{stock/cut}:snap"
+    wait_until(lambda: redis_server.cli("EXISTS", snap) == 1, 10, message="a fold")
+    wait_until(lambda: int(redis_server.cli("XRANGE", "sh:{stock/cut}:log", "-", "+", "COUNT", 1)[0][0].split("-")[0]) > 1,
+               10, message="the log trimmed behind the snapshot")
+    stored = redis_server.cli("GET", snap)
+    assert isinstance(stored, bytes), stored[:40]
+    assert redis_server.cli("SET", snap, stored[: len(stored) // 2]) == "OK"
+    B = make_cluster_hub(redis_server, extra=("--kept-operations", 16))
+    with connect(B.url("/stock/cut"), open_timeout=10) as ws:
+        with pytest.raises(ConnectionClosed) as closed:
+            while True:
+                ws.recv(timeout=10)
+    assert closed.value.rcvd.code == 1011, closed.value.rcvd
+    assert "zlib" in B.output() and "cannot read from redis" in B.output()
+    assert B.http_get("/healthz")[0] == 200 and B.metric("synchub_redis_up") == 1, B.metrics()
+    assert open_client(B, "stock", "fine").first["version"] == 0
+
+
 def test_r9_a_hub_whose_clients_all_left_stops_following_the_board(redis_server, make_cluster_hub, open_client):
     A = make_cluster_hub(redis_server, extra=("--evict-after-seconds", "1"))
     B = make_cluster_hub(redis_server)

@@ -87,7 +87,10 @@ struct ClusterOptions: ParsableArguments {
         // The log's format too: hubs that link entries (R15, format 2) or
         // pack snapshots (format 3) and hubs that do not cannot share a log,
         // so a cluster is upgraded by stopping every hub.
-        settings.agreedFlags = "--kept-operations \(keptOperations) --max-replicas-per-board \(maxReplicasPerBoard) (log format 3)"
+        // --fold-every too: hubs that trim a log by different amounts would
+        // leave a hub behind where it expects to read on.
+        settings.agreedFlags = "--kept-operations \(keptOperations) --max-replicas-per-board \(maxReplicasPerBoard) " +
+            "--fold-every \(foldSpan(keptOperations: keptOperations)) (log format 3)"
         let log = SharedLog(servers: addresses, settings: settings, logger: logger)
         do {
             try log.connectAtStart(deadline: Date().addingTimeInterval(redisConnectTimeout))

@@ -8,74 +8,105 @@ import Logging
 /// fold of a board waits here: a newer one replaces the one not yet
 /// written (its snapshot would be older), so a starved encoder holds at
 /// most one board image per board.
+///
+/// No thread waits for the encoder: it holds `handOff` only to take the
+/// whole queue (a swap), and a submitter that finds it held keeps its folds
+/// in `held` and hands them over at its next submit. An idle-priority
+/// thread preempted inside a lock would otherwise stall the server's thread
+/// for as long as the cores stay busy.
 final class FoldEncoder: @unchecked Sendable {
-    // Sendable: `waiting` and `order` are guarded by `condition`.
-    private let condition = NSCondition()
+    // Sendable: `waiting`, `order` and `stopping` are guarded by `handOff`;
+    // `held` by `submitters`, which the encoder thread never takes.
+    private let handOff = NSLock()
     private var waiting: [String: SharedFold] = [:]
     private var order: [String] = []
     private var stopping = false
+    private let submitters = NSLock()
+    private var held: [SharedFold] = []
+    private let wake = DispatchSemaphore(value: 0)
     private let logger: Logger
     /// The encoder thread's own: the operations' JSON of the boards folded
-    /// last (`OperationTexts`), so a fold writes only what came since the
-    /// board's previous one. At most `boardsRemembered` boards (the ones
-    /// folded most recently: the busiest), about 300 KB each at the default
-    /// window.
-    private var texts: [String: OperationTexts] = [:]
+    /// last (`OperationTexts`) with the history they belong to, so a fold
+    /// writes only what came since the board's previous one. At most
+    /// `boardsRemembered` boards (the ones folded most recently: the
+    /// busiest), about 300 KB each at the default window.
+    private var texts: [String: (history: UInt64, texts: OperationTexts)] = [:]
     private var remembered: [String] = []
     static let boardsRemembered = 16
+    private var started = false
 
     init(logger: Logger) {
         self.logger = logger
     }
 
-    /// `written` hands a written snapshot on (the shard's appender queue).
-    func start(written: @escaping @Sendable (SharedFold, [UInt8]) -> Void) {
-        let thread = Thread { [self] in run(written) }
+    /// `written` hands a written snapshot on (the shard's appender queue);
+    /// `failed` counts a fold that could not be written.
+    func start(written: @escaping @Sendable (SharedFold, [UInt8]) -> Void, failed: @escaping @Sendable () -> Void) {
+        handOff.lock()
+        defer { handOff.unlock() }
+        guard !started else { return }
+        started = true
+        let thread = Thread { [self] in run(written, failed) }
         thread.name = "redis-fold-encoder"
         thread.start()
     }
 
     /// The folds not written yet are dropped (a fold is never owed).
     func stop() {
-        condition.lock()
+        handOff.lock()
         stopping = true
-        condition.signal()
-        condition.unlock()
+        handOff.unlock()
+        wake.signal()
     }
 
-    func submit(_ fold: SharedFold) {
-        condition.lock()
-        if waiting.updateValue(fold, forKey: fold.logName) == nil { order.append(fold.logName) }
-        condition.signal()
-        condition.unlock()
+    func submit(_ folds: [SharedFold]) {
+        submitters.lock()
+        defer { submitters.unlock() }
+        held += folds
+        guard !held.isEmpty, handOff.try() else { return }
+        for fold in held where waiting.updateValue(fold, forKey: fold.logName) == nil { order.append(fold.logName) }
+        handOff.unlock()
+        held.removeAll(keepingCapacity: true)
+        wake.signal()
     }
 
-    private func run(_ written: @Sendable (SharedFold, [UInt8]) -> Void) {
+    private func run(_ written: @Sendable (SharedFold, [UInt8]) -> Void, _ failed: @Sendable () -> Void) {
         lowerPriority()
         while true {
-            condition.lock()
-            while order.isEmpty, !stopping { condition.wait() }
+            wake.wait()
+            handOff.lock()
             if stopping {
-                condition.unlock()
+                handOff.unlock()
                 return
             }
-            let logName = order.removeFirst()
-            let fold = waiting.removeValue(forKey: logName)
-            condition.unlock()
-            guard let fold else { continue }
-            do {
-                var known = texts.removeValue(forKey: logName) ?? [:]
-                remembered.removeAll { $0 == logName }
-                let snapshot = try fold.encode(&known)
-                texts[logName] = known
-                remembered.append(logName)
-                if remembered.count > Self.boardsRemembered { texts[remembered.removeFirst()] = nil }
-                written(fold, try PackedSnapshot.pack(snapshot))
-            } catch {
-                // Nothing is trimmed without a snapshot; the next fold tries again.
-                logger.error("cannot encode a board's snapshot", metadata: ["board": "\(fold.logName)", "error": "\(error)"])
+            let (batch, names) = (waiting, order)
+            waiting = [:]
+            order = []
+            handOff.unlock()
+            for name in names {
+                guard let fold = batch[name] else { continue }
+                do {
+                    written(fold, try PackedSnapshot.pack(encode(fold)))
+                } catch {
+                    // Nothing is trimmed without a snapshot; the next fold tries again.
+                    failed()
+                    logger.error("cannot encode a board's snapshot", metadata: ["board": "\(fold.logName)", "error": "\(error)"])
+                }
             }
         }
+    }
+
+    /// The fold's JSON, with the board's operations as its last fold wrote
+    /// them when that fold was of the same history (the same room, never
+    /// read again since): an operation id names one operation only there.
+    private func encode(_ fold: SharedFold) throws -> String {
+        var known = texts.removeValue(forKey: fold.logName).flatMap { $0.history == fold.history ? $0.texts : nil } ?? [:]
+        remembered.removeAll { $0 == fold.logName }
+        let snapshot = try fold.encode(&known)
+        texts[fold.logName] = (fold.history, known)
+        remembered.append(fold.logName)
+        if remembered.count > Self.boardsRemembered { texts[remembered.removeFirst()] = nil }
+        return snapshot
     }
 
     /// SCHED_IDLE for this thread only (on Linux a thread is scheduled on

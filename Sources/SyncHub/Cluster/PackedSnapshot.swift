@@ -19,6 +19,10 @@ enum PackedSnapshot {
     /// Level 3: nearly level 6's size at a third of its time.
     static func pack(_ json: String) throws(Failure) -> [UInt8] {
         var input = Array(json.utf8)
+        // What no hub could read back is not stored (the fold would trim the log behind it).
+        guard input.count <= largestUnpacked else {
+            throw Failure(description: "the snapshot is \(input.count) bytes, more than the \(largestUnpacked) a hub reads back")
+        }
         var stream = z_stream()
         guard czlib_deflate_init(&stream, 3) == Z_OK else { throw Failure(description: "zlib cannot start deflating") }
         defer { deflateEnd(&stream) }
@@ -47,7 +51,8 @@ enum PackedSnapshot {
         guard czlib_inflate_init(&stream) == Z_OK else { throw Failure(description: "zlib cannot start inflating") }
         defer { inflateEnd(&stream) }
         var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: max(64 << 10, stored.count * 16))
+        var chunk = [UInt8](repeating: 0, count: 256 << 10)
+        out.reserveCapacity(min(limit, stored.count * 12))
         var status = Z_OK
         input.withUnsafeMutableBufferPointer { source in
             stream.next_in = source.baseAddress

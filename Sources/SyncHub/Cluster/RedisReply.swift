@@ -44,6 +44,9 @@ struct RedisFailure: Error, CustomStringConvertible, Sendable {
         case connect, timeout, io, protocolError = "protocol", reply, script
         /// R15: a read waited out a fence until nobody waited for it (the server answers).
         case fenced
+        /// A stored value the hub cannot read (a snapshot cut or corrupt):
+        /// the board's trouble, not the server's (it answers).
+        case unreadable
     }
     var reason: Reason
     var message: String

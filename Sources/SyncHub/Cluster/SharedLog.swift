@@ -291,7 +291,11 @@ final class SharedLog: BoardLog, @unchecked Sendable {
         case let .presence(boards):
             var perShard: [[String: (clients: Int, names: [String])]] = Array(repeating: [:], count: shards.count)
             for (logName, here) in boards { perShard[shardIndex(of: logName)][logName] = (here.clients, here.names) }
-            for (shard, snapshot) in zip(shards, perShard) { shard.setPresence(snapshot) }
+            for (shard, snapshot) in zip(shards, perShard) {
+                shard.setPresence(snapshot)
+                // Folds a submit could not hand over (the encoder was taking its queue) go now.
+                shard.foldEncoder.submit([])
+            }
         case let .putImage(board, digest, type, bytes, exchange):
             read(board) { reader throws(RedisFailure) in
                 try reader.putImage(board.logName, digest: digest, type: type, bytes: bytes)
@@ -330,8 +334,9 @@ final class SharedLog: BoardLog, @unchecked Sendable {
             do throws(RedisFailure) {
                 deliver([try work(reader)])
             } catch {
-                // A read that waited out a fence reached a server that answers: it is not down.
-                if error.reason != .fenced { shard.markDown(error) }
+                // A read that waited out a fence, or found a value it cannot
+                // read, reached a server that answers: it is not down.
+                if error.reason != .fenced, error.reason != .unreadable { shard.markDown(error) }
                 logger.error("cannot read from redis",
                              metadata: ["board": "\(board)", "server": "\(shard.address)", "error": "\(error.message)"])
                 deliver([failed(StoreFailure(message: error.message))])

@@ -163,7 +163,7 @@ final class SharedLogReader {
         do {
             snapshot = if case let .bulk(bytes) = parts[0] { try PackedSnapshot.unpack(bytes) } else { nil }
         } catch {
-            throw RedisFailure(reason: .reply, message: "board \(logName): \(error.description)")
+            throw RedisFailure(reason: .unreadable, message: "board \(logName): \(error.description)")
         }
         let entries = SharedLogShard.entries(parts[4])
         // The script answers the snapshot only when the entries after `offset` are gone.

@@ -87,7 +87,7 @@ final class SharedLogShard: @unchecked Sendable {
 
     /// Writes each fold's snapshot off the appender thread, then queues it.
     func submitFolds(_ folds: [SharedFold]) {
-        for fold in folds { foldEncoder.submit(fold) }
+        foldEncoder.submit(folds)
     }
 
     /// O6: this is the cluster's first server, which keeps the revocations
@@ -118,7 +118,8 @@ final class SharedLogShard: @unchecked Sendable {
         let follower = Thread { [self] in runFollower() }
         follower.name = "redis-follower"
         follower.start()
-        foldEncoder.start { [self] fold, snapshot in submit([.fold(fold, snapshot: snapshot)]) }
+        foldEncoder.start(written: { [self] fold, snapshot in submit([.fold(fold, snapshot: snapshot)]) },
+                          failed: { [self] in note { $0.errors["fold_encode", default: 0] += 1 } })
     }
 
     /// Stops both threads once the appender has sent what is queued.

@@ -382,7 +382,7 @@ extension KindRoom {
         let answers = shared.answersSinceFold.map { (key: "k:" + $0.key, answer: KeyedAnswerText.encode($0.answer)) }
         core.fold(SharedFold(board: name, logName: logName, offset: offset, encode: { texts in
             try Self.snapshotJSON(offset: offset, version: version, image: image, frozen: frozen, texts: &texts)
-        }, answers: answers, epoch: shared.epoch, link: shared.link))
+        }, history: shared.history, answers: answers, epoch: shared.epoch, link: shared.link))
     }
 
     /// R15: the board as this hub holds it, to write back into a log that

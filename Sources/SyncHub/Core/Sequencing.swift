@@ -106,6 +106,9 @@ struct SharedFold: Sendable {
     /// The snapshot's JSON; `texts` (the board's operations as its last
     /// fold wrote them) is read, and left as this fold wrote them.
     var encode: @Sendable (_ texts: inout OperationTexts) throws -> String
+    /// The room's history (`SharedProgress.history`): `texts` of another
+    /// one (a board read again, or dropped and loaded anew) are not used.
+    var history: UInt64 = 0
     /// First answers of keys used by entries up to `offset`, as `KeyedAnswerText`.
     var answers: [(key: String, answer: String)]
     /// The history it belongs to: a log that lost it (a new epoch) takes no snapshot of the old one.

@@ -1,4 +1,5 @@
 import BoardCRDT
+import Synchronization
 import SyncWire
 
 /// What a board held in cluster mode keeps about its shared log
@@ -38,6 +39,13 @@ struct SharedProgress {
     var remoteNames: [String] = []
     /// The engine's checkpoint frontier after the last entry (a change means it compacted).
     var frontier = Stamp.origin
+    /// Names the replica's history in this process: drawn anew when the room
+    /// is made and whenever it is taken from a snapshot (`restart`), so what
+    /// is remembered of one history (a fold's `OperationTexts`) is never
+    /// used for another, whose operations may reuse its ids.
+    var history = SharedProgress.newHistory()
+    private static let histories = Atomic<UInt64>(0)
+    static func newHistory() -> UInt64 { histories.add(1, ordering: .relaxed).newValue }
 }
 
 extension SharedProgress {
@@ -53,6 +61,7 @@ extension SharedProgress {
 
     /// The board taken from a snapshot (or a fresh log) at `offset`.
     mutating func restart(at offset: UInt64, link: UInt64) {
+        history = Self.newHistory()
         applied = offset
         self.link = link
         links = RecentLinks()
