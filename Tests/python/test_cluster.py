@@ -844,7 +844,7 @@ def test_r9_the_board_log_in_redis_stays_bounded(redis_server, make_cluster_hub,
 def test_r9_at_the_default_window_the_stream_holds_a_fold_or_two_and_the_window_travels_packed(
         redis_server, make_cluster_hub, open_client):
     """Issue 33: at --kept-operations 1024 a fold comes every 128 entries
-    and 128 stay behind it; the window of 1,024 operations is in the
+    and 64 stay behind it; the window of 1,024 operations is in the
     snapshot, deflated (log format 3), and a hub started later holds it."""
     A, B = two_hubs(make_cluster_hub, redis_server)
     a = open_client(A, "stock", "r9w")

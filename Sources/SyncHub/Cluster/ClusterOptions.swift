@@ -22,14 +22,14 @@ struct ClusterOptions: ParsableArguments {
     @Option(help: "This hub's name in the cluster (logs, Redis client names, presence); default: random.")
     var hubId: String?
     @Option(help: ArgumentHelp(
-        "Entries after which a board's log in Redis is folded into a snapshot; as many stay behind it (R9). " +
+        "Entries after which a board's log in Redis is folded into a snapshot; half as many (16 at least) stay behind it (R9). " +
         "Default: 128, or --kept-operations when smaller (the window travels in the snapshot).", valueName: "entries"))
     var foldEvery: Int?
 
     var isCluster: Bool { !redis.isEmpty }
 
     /// R9: a fold comes every 128 entries (fewer with a smaller
-    /// --kept-operations), and as many stay in the stream behind it. The
+    /// --kept-operations), and half as many stay in the stream behind it. The
     /// window of operations (--kept-operations) travels in the snapshot,
     /// packed, so the stream only holds what came since the last fold or
     /// two: a busy board costs Redis tens of KiB, not a window's worth of
@@ -82,8 +82,8 @@ struct ClusterOptions: ParsableArguments {
         }
         let id = hubId ?? String(UInt64.random(in: 1...UInt64.max), radix: 36)
         var settings = SharedLogConnectionSettings(hubID: id, timeoutMilliseconds: Int(redisTimeout * 1000), waitReplicas: redisWait)
-        // A fold comes every foldSpan entries; as many stay behind it.
-        settings.keptBehindSnapshot = foldSpan(keptOperations: keptOperations)
+        // A fold comes every foldSpan entries; half as many (16 at least) stay behind it.
+        settings.keptBehindSnapshot = max(16, foldSpan(keptOperations: keptOperations) / 2)
         // The log's format too: hubs that link entries (R15, format 2) or
         // pack snapshots (format 3) and hubs that do not cannot share a log,
         // so a cluster is upgraded by stopping every hub.
