@@ -9,14 +9,18 @@ import Logging
 /// written (its snapshot would be older), so a starved encoder holds at
 /// most one board image per board.
 ///
-/// No thread waits for the encoder: it holds `handOff` only to take the
-/// whole queue (a swap), and a submitter that finds it held keeps its folds
-/// in `held` and hands them over at its next submit. An idle-priority
-/// thread preempted inside a lock would otherwise stall the server's thread
-/// for as long as the cores stay busy.
+/// No thread that delivers changes waits for the encoder: it holds
+/// `handOff` only to take the whole queue (a swap) or to put a snapshot out,
+/// and a submitter that finds it held keeps its folds in `held` and hands
+/// them over at its next submit. An idle-priority thread preempted inside a
+/// lock would otherwise stall the server's thread for as long as the cores
+/// stay busy. For the same reason the encoder takes no other lock (it does
+/// not log or count): the shard's folder thread takes what it wrote
+/// (`takeWritten`) and sends the folds on a Redis connection of its own, so
+/// a fold's script never sits in the appender's pipeline beside proposals.
 final class FoldEncoder: @unchecked Sendable {
-    // Sendable: `waiting`, `order` and `stopping` are guarded by `handOff`;
-    // `held` by `submitters`, which the encoder thread never takes.
+    // Sendable: `waiting`, `order`, `written` and `stopping` are guarded by
+    // `handOff`; `held` by `submitters`, which the encoder thread never takes.
     private let handOff = NSLock()
     private var waiting: [String: SharedFold] = [:]
     private var order: [String] = []
@@ -24,6 +28,13 @@ final class FoldEncoder: @unchecked Sendable {
     private let submitters = NSLock()
     private var held: [SharedFold] = []
     private let wake = DispatchSemaphore(value: 0)
+    /// What the encoder wrote, for the folder thread.
+    enum Written: Sendable {
+        case snapshot(SharedFold, [UInt8])
+        case failed(SharedFold, reason: String)
+    }
+    private var written: [Written] = []
+    private let writtenWake = DispatchSemaphore(value: 0)
     private let logger: Logger
     /// The encoder thread's own: the operations' JSON of the boards folded
     /// last (`OperationTexts`) with the history they belong to, so a fold
@@ -39,24 +50,37 @@ final class FoldEncoder: @unchecked Sendable {
         self.logger = logger
     }
 
-    /// `written` hands a written snapshot on (the shard's appender queue);
-    /// `failed` counts a fold that could not be written.
-    func start(written: @escaping @Sendable (SharedFold, [UInt8]) -> Void, failed: @escaping @Sendable () -> Void) {
+    func start() {
         handOff.lock()
         defer { handOff.unlock() }
         guard !started else { return }
         started = true
-        let thread = Thread { [self] in run(written, failed) }
+        let thread = Thread { [self] in run() }
         thread.name = "redis-fold-encoder"
         thread.start()
     }
 
-    /// The folds not written yet are dropped (a fold is never owed).
+    /// The folds not written or not sent yet are dropped (a fold is never owed).
     func stop() {
         handOff.lock()
         stopping = true
         handOff.unlock()
         wake.signal()
+        writtenWake.signal()
+    }
+
+    /// What the encoder wrote since the last call; waits for some. Nil once stopped.
+    func takeWritten() -> [Written]? {
+        while true {
+            writtenWake.wait()
+            handOff.lock()
+            defer { handOff.unlock() }
+            if stopping { return nil }
+            if !written.isEmpty {
+                defer { written.removeAll(keepingCapacity: true) }
+                return written
+            }
+        }
     }
 
     func submit(_ folds: [SharedFold]) {
@@ -70,7 +94,7 @@ final class FoldEncoder: @unchecked Sendable {
         wake.signal()
     }
 
-    private func run(_ written: @Sendable (SharedFold, [UInt8]) -> Void, _ failed: @Sendable () -> Void) {
+    private func run() {
         lowerPriority()
         while true {
             wake.wait()
@@ -85,13 +109,16 @@ final class FoldEncoder: @unchecked Sendable {
             handOff.unlock()
             for name in names {
                 guard let fold = batch[name] else { continue }
+                let out: Written
                 do {
-                    written(fold, try PackedSnapshot.pack(encode(fold)))
+                    out = .snapshot(fold, try PackedSnapshot.pack(encode(fold)))
                 } catch {
-                    // Nothing is trimmed without a snapshot; the next fold tries again.
-                    failed()
-                    logger.error("cannot encode a board's snapshot", metadata: ["board": "\(fold.logName)", "error": "\(error)"])
+                    out = .failed(fold, reason: "\(error)")
                 }
+                handOff.lock()
+                written.append(out)
+                handOff.unlock()
+                writtenWake.signal()
             }
         }
     }

@@ -52,7 +52,35 @@ extension SharedLogShard {
         return units
     }
 
-    private func send(_ batch: [Job], on connection: RedisConnection, hashes: ScriptHashes, isRetry: Bool = false) {
+    /// The folder thread: sends the folds the encoder wrote on a connection
+    /// of its own, so a fold's script (a snapshot of 10-25 KB stored, the
+    /// stream trimmed) never delays the proposals in the appender's pipeline.
+    func runFolder() {
+        let connection = RedisConnection(server: address, timeoutMilliseconds: settings.timeoutMilliseconds)
+        var scripts: ScriptHashes?
+        var generation: UInt64 = 0
+        while let written = foldEncoder.takeWritten() {
+            var folds: [Job] = []
+            for item in written {
+                switch item {
+                case let .snapshot(fold, bytes):
+                    folds.append(.fold(fold, snapshot: bytes))
+                case let .failed(fold, reason):
+                    // Nothing is trimmed without a snapshot; the next fold tries again.
+                    note { $0.errors["fold_encode", default: 0] += 1 }
+                    logger.error("cannot encode a board's snapshot", metadata: ["board": "\(fold.logName)", "error": "\(reason)"])
+                }
+            }
+            guard !folds.isEmpty else { continue }
+            // A fold that cannot be sent is dropped: the board's next one goes.
+            guard ready(connection, scripts: &scripts, generation: &generation, role: "folder"), let hashes = scripts else { continue }
+            send(folds, on: connection, hashes: hashes)
+        }
+        connection.close()
+        finished()
+    }
+
+    func send(_ batch: [Job], on connection: RedisConnection, hashes: ScriptHashes, isRetry: Bool = false) {
         var hashes = hashes
         if isRetry {
             var scripts: ScriptHashes?

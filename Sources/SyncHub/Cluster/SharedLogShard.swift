@@ -110,7 +110,7 @@ final class SharedLogShard: @unchecked Sendable {
 
     func start() {
         lock.lock()
-        threadsRunning = 2
+        threadsRunning = 3
         lock.unlock()
         let appender = Thread { [self] in runAppender() }
         appender.name = "redis-appender"
@@ -118,11 +118,13 @@ final class SharedLogShard: @unchecked Sendable {
         let follower = Thread { [self] in runFollower() }
         follower.name = "redis-follower"
         follower.start()
-        foldEncoder.start(written: { [self] fold, snapshot in submit([.fold(fold, snapshot: snapshot)]) },
-                          failed: { [self] in note { $0.errors["fold_encode", default: 0] += 1 } })
+        foldEncoder.start()
+        let folder = Thread { [self] in runFolder() }
+        folder.name = "redis-folder"
+        folder.start()
     }
 
-    /// Stops both threads once the appender has sent what is queued.
+    /// Stops the threads once the appender has sent what is queued (folds not sent are dropped).
     func stop() {
         foldEncoder.stop()
         lock.lock()
