@@ -468,12 +468,22 @@ def figure3r(results):
             f"{min(r['changesMeasured'] for r in rs)}")
 
 
+def unpacked(stored):
+    """A packed snapshot's JSON (log format 3): zlib streams one after the other, their bytes joined."""
+    out = b""
+    while stored:
+        part = zlib.decompressobj()
+        out += part.decompress(stored)
+        stored = part.unused_data
+    return out
+
+
 def snapshot_window(redis, names):
     """The window the boards' snapshots carry (mean operations) and what one costs stored."""
     stored = [v for v in redis.pipeline([("GET", f"sh:{{letters/{n}}}:snap") for n in names]) if v]
     if not stored:
         return None
-    texts = [zlib.decompress(v) if isinstance(v, bytes) else v.encode() for v in stored]
+    texts = [unpacked(v) if isinstance(v, bytes) else v.encode() for v in stored]
     ops = sum(len(json.loads(t)["replica"]["log"]) for t in texts)
     return {"ops": ops / len(stored), "bytesPerOp": sum(map(len, stored)) / max(1, ops),
             "jsonPerOp": sum(map(len, texts)) / max(1, ops)}

@@ -36,14 +36,13 @@ final class FoldEncoder: @unchecked Sendable {
     private var written: [Written] = []
     private let writtenWake = DispatchSemaphore(value: 0)
     private let logger: Logger
-    /// The encoder thread's own: the operations' JSON of the boards folded
-    /// last (`OperationTexts`) with the history they belong to, so a fold
-    /// writes only what came since the board's previous one. At most
-    /// `boardsRemembered` boards (the ones folded most recently: the
-    /// busiest), about 300 KB each at the default window.
-    private var texts: [String: (history: UInt64, texts: OperationTexts)] = [:]
+    /// The encoder thread's own: the parts each board's snapshot was packed
+    /// in last (`PackedWindow`), so a fold packs only the operations that
+    /// came since the board's previous one. At most `boardsRemembered`
+    /// boards (the ones folded most recently: the busiest), 10-30 KB each.
+    private var windows: [String: PackedWindow] = [:]
     private var remembered: [String] = []
-    static let boardsRemembered = 16
+    static let boardsRemembered = 256
     private var started = false
 
     init(logger: Logger) {
@@ -96,6 +95,7 @@ final class FoldEncoder: @unchecked Sendable {
 
     private func run() {
         lowerPriority()
+        let deflater = Deflater()
         while true {
             wake.wait()
             handOff.lock()
@@ -111,7 +111,7 @@ final class FoldEncoder: @unchecked Sendable {
                 guard let fold = batch[name] else { continue }
                 let out: Written
                 do {
-                    out = .snapshot(fold, try PackedSnapshot.pack(encode(fold)))
+                    out = .snapshot(fold, try pack(fold, with: deflater))
                 } catch {
                     out = .failed(fold, reason: "\(error)")
                 }
@@ -123,17 +123,18 @@ final class FoldEncoder: @unchecked Sendable {
         }
     }
 
-    /// The fold's JSON, with the board's operations as its last fold wrote
-    /// them when that fold was of the same history (the same room, never
-    /// read again since): an operation id names one operation only there.
-    private func encode(_ fold: SharedFold) throws -> String {
-        var known = texts.removeValue(forKey: fold.logName).flatMap { $0.history == fold.history ? $0.texts : nil } ?? [:]
+    /// The fold's snapshot packed, with the runs of the board's last fold
+    /// when that fold was of the same history (the same room, never read
+    /// again since): an operation id names one operation only there.
+    private func pack(_ fold: SharedFold, with deflater: Deflater) throws -> [UInt8] {
+        var window = windows.removeValue(forKey: fold.logName).flatMap { $0.history == fold.history ? $0 : nil }
+            ?? PackedWindow(history: fold.history)
         remembered.removeAll { $0 == fold.logName }
-        let snapshot = try fold.encode(&known)
-        texts[fold.logName] = (fold.history, known)
+        let packed = try window.pack(fold.encode(), with: deflater)
+        windows[fold.logName] = window
         remembered.append(fold.logName)
-        if remembered.count > Self.boardsRemembered { texts[remembered.removeFirst()] = nil }
-        return snapshot
+        if remembered.count > Self.boardsRemembered { windows[remembered.removeFirst()] = nil }
+        return packed
     }
 
     /// SCHED_IDLE for this thread only (on Linux a thread is scheduled on

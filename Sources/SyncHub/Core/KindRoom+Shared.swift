@@ -380,8 +380,8 @@ extension KindRoom {
         shared.foldOffered = shared.applied
         let (offset, version, image, frozen) = (shared.applied, version, replica.image, durableFrozen)
         let answers = shared.answersSinceFold.map { (key: "k:" + $0.key, answer: KeyedAnswerText.encode($0.answer)) }
-        core.fold(SharedFold(board: name, logName: logName, offset: offset, encode: { texts in
-            try Self.snapshotJSON(offset: offset, version: version, image: image, frozen: frozen, texts: &texts)
+        core.fold(SharedFold(board: name, logName: logName, offset: offset, encode: {
+            try Self.snapshotText(offset: offset, version: version, image: image, frozen: frozen)
         }, history: shared.history, answers: answers, epoch: shared.epoch, link: shared.link))
     }
 
@@ -390,8 +390,7 @@ extension KindRoom {
     func writeBackRequest(over expected: SharedLogHead) -> SharedRestore {
         let (offset, version, image, frozen) = (shared.applied, version, replica.image, durableFrozen)
         return SharedRestore(board: name, logName: logName, seen: shared.seen, expected: expected, encode: {
-            var texts = OperationTexts()
-            return try Self.snapshotJSON(offset: offset, version: version, image: image, frozen: frozen, texts: &texts)
+            try Self.snapshotText(offset: offset, version: version, image: image, frozen: frozen).whole
         }, answers: writeBackAnswers())
     }
 
@@ -410,38 +409,20 @@ extension KindRoom {
 
     /// A `SharedSnapshot` written off the service thread: the operations
     /// (most of it) with the kind's own JSON, the rest with `JSONEncoder`.
-    /// The window's operations already in `texts` are not written again;
-    /// `texts` is left holding the window's.
-    static func snapshotJSON(offset: UInt64, version: UInt64, image: ReplicaImage<Kind>, frozen: Bool = false,
-                             texts: inout OperationTexts) throws -> String {
+    static func snapshotText(offset: UInt64, version: UInt64, image: ReplicaImage<Kind>, frozen: Bool = false) throws -> SnapshotText {
         let encoder = JSONEncoder()
         func json(_ value: some Encodable) throws -> String { String(decoding: try encoder.encode(value), as: UTF8.self) }
-        var out = "{\"offset\":\(offset),\"version\":\(version),\"replica\":{\"id\":\(image.id.rawValue),\"clock\":\(image.clock)"
-        out += ",\"checkpoint\":" + (try json(image.checkpoint))
-        out.reserveCapacity(160 * (image.log.count + image.pending.count) + 256)
-        var written = OperationTexts(minimumCapacity: image.log.count)
-        out += ",\"log\":["
-        for (index, operation) in image.log.enumerated() {
-            if index > 0 { out += "," }
-            let text = texts[operation.id] ?? Kind.operationJSON(operation)
-            written[operation.id] = text
-            out += text
+        var head = "{\"offset\":\(offset),\"version\":\(version),\"replica\":{\"id\":\(image.id.rawValue),\"clock\":\(image.clock)"
+        head += ",\"checkpoint\":" + (try json(image.checkpoint)) + ",\"log\":["
+        var tail = "],\"versions\":" + (try json(image.versions)) + ",\"pending\":["
+        for (index, operation) in image.pending.enumerated() {
+            if index > 0 { tail += "," }
+            tail += Kind.operationJSON(operation)
         }
-        out += "]"
-        texts = written
-        func list(_ operations: [BoardCRDT.Operation<Kind.Change>]) {
-            out += "["
-            for (index, operation) in operations.enumerated() {
-                if index > 0 { out += "," }
-                out += Kind.operationJSON(operation)
-            }
-            out += "]"
-        }
-        out += ",\"versions\":" + (try json(image.versions))
-        out += ",\"pending\":"
-        list(image.pending)
-        out += ",\"lastLamport\":" + (try json(image.lastLamport)) + ",\"retired\":" + (try json(image.retired)) + "}"
-        return out + (frozen ? ",\"frozen\":true}" : "}")
+        tail += "],\"lastLamport\":" + (try json(image.lastLamport)) + ",\"retired\":" + (try json(image.retired)) + "}"
+        tail += frozen ? ",\"frozen\":true}" : "}"
+        let log = image.log
+        return SnapshotText(head: head, operations: log.map(\.id), operation: { Kind.operationJSON(log[$0]) }, tail: tail)
     }
 
     /// The board read again after this hub fell behind a fold: the replica,

@@ -91,10 +91,26 @@ enum SharedAppendResult: Sendable, Equatable {
     case lost(SharedLogHead)
 }
 
-/// The JSON of the operations a board's last fold wrote, by id: the next
-/// fold of that board writes only the operations that came since (an
-/// operation never changes, and most of a window outlives a fold).
-typealias OperationTexts = [OperationID: String]
+/// A snapshot's JSON in three parts, so that what writes it can keep the
+/// window's operations it wrote for an earlier fold (issue 33): `head`
+/// (up to and with `"log":[`), the window's operations (`operation(i)` is
+/// the JSON of the i-th, `operations[i]` its id), and `tail` (from the `]`
+/// that closes the log). `whole` is the JSON.
+struct SnapshotText: Sendable {
+    var head: String
+    var operations: [OperationID]
+    var operation: @Sendable (Int) -> String
+    var tail: String
+
+    var whole: String {
+        var out = head
+        for index in operations.indices {
+            if index > 0 { out += "," }
+            out += operation(index)
+        }
+        return out + tail
+    }
+}
 
 /// A board's state written into its shared log's snapshot, so that the log
 /// before it can be dropped (R9). Made on the service thread (a copy of the
@@ -103,11 +119,12 @@ struct SharedFold: Sendable {
     var board: String
     var logName: String
     var offset: UInt64
-    /// The snapshot's JSON; `texts` (the board's operations as its last
-    /// fold wrote them) is read, and left as this fold wrote them.
-    var encode: @Sendable (_ texts: inout OperationTexts) throws -> String
-    /// The room's history (`SharedProgress.history`): `texts` of another
-    /// one (a board read again, or dropped and loaded anew) are not used.
+    /// The snapshot, written off the service thread.
+    var encode: @Sendable () throws -> SnapshotText
+    /// The room's history (`SharedProgress.history`): what was kept of an
+    /// earlier fold's operations is used only within one history (a board
+    /// read again, or dropped and loaded anew, starts another, whose
+    /// operations may reuse ids).
     var history: UInt64 = 0
     /// First answers of keys used by entries up to `offset`, as `KeyedAnswerText`.
     var answers: [(key: String, answer: String)]

@@ -5,33 +5,46 @@ import Testing
 @testable import SyncHub
 
 struct FoldEncoderTests {
-    /// A fold that reports how many operation texts it was handed, and
-    /// leaves one per operation of its (made-up) window.
-    static func fold(_ logName: String, history: UInt64, operations: UInt64, seen: Reports) -> SharedFold {
-        SharedFold(board: logName, logName: logName, offset: operations, encode: { texts in
-            seen.add(String(texts.count))
-            for seq in 1...operations { texts[OperationID(replica: ReplicaID(7), seq: seq)] = "{}" }
-            return "{\"offset\":\(operations)}"
-        }, history: history, answers: [], epoch: "e")
+    /// A made-up snapshot whose window is `ids`; each operation written is reported to `written`.
+    static func text(_ ids: [UInt64], written: Reports) -> SnapshotText {
+        SnapshotText(head: "{\"log\":[", operations: ids.map { OperationID(replica: ReplicaID(7), seq: $0) },
+                     operation: { index in
+                         written.add(String(ids[index]))
+                         return "{\"op\":\(ids[index])}"
+                     }, tail: "]}")
     }
 
+    static func fold(_ ids: [UInt64], history: UInt64, written: Reports) -> SharedFold {
+        SharedFold(board: "a", logName: "letters/a", offset: ids.last ?? 0, encode: { text(ids, written: written) },
+                   history: history, answers: [], epoch: "e")
+    }
+
+    /// Within one history a fold packs only the operations since the last
+    /// one (a window that lost its start, or took an operation in its
+    /// middle, packs the runs that changed); another history packs all.
     @Test(.timeLimit(.minutes(1)))
-    func aFoldGetsTheTextsOfTheBoardsLastFoldOnlyInTheSameHistory() throws {
+    func aFoldPacksOnlyWhatCameSinceTheBoardsLastFoldOfTheSameHistory() throws {
         let encoder = FoldEncoder(logger: Logger(label: "test"))
-        let seen = Reports()
-        let snapshots = Reports()
         encoder.start()
         defer { encoder.stop() }
-        // One at a time: each waits for the one before (a newer fold of a board replaces a waiting one).
-        for (history, operations) in [(1, 4), (1, 6), (2, 3), (2, 5)] as [(UInt64, UInt64)] {
-            encoder.submit([Self.fold("letters/a", history: history, operations: operations, seen: seen)])
-            for item in encoder.takeWritten() ?? [] {
-                guard case let .snapshot(_, bytes) = item else { Issue.record("a fold failed: \(item)"); continue }
-                snapshots.add((try? PackedSnapshot.unpack(bytes)) ?? "?")
+        let steps: [(ids: [UInt64], history: UInt64, written: Int)] = [
+            (Array(1...300), 1, 300),                  // runs 1-128, 129-256, 257-300
+            (Array(1...450), 1, 150),                  // + 301-428, 429-450
+            (Array(200...450), 1, 57),                 // compacted: 200-256 packed again (now first), the rest kept
+            (Array(200...210) + [999] + Array(211...450), 1, 58),  // one came late with an older stamp: its run again
+            (Array(200...450), 2, 251),                // another history: everything
+        ]
+        for step in steps {
+            let written = Reports()
+            encoder.submit([Self.fold(step.ids, history: step.history, written: written)])
+            let out = try #require(encoder.takeWritten())
+            guard out.count == 1, case let .snapshot(_, bytes) = out[0] else {
+                Issue.record("not one snapshot: \(out)")
+                continue
             }
+            #expect(try PackedSnapshot.unpack(bytes) == Self.text(step.ids, written: Reports()).whole)
+            #expect(written.all.count == step.written, "\(step.ids.count) operations, history \(step.history)")
         }
-        #expect(seen.all == ["0", "4", "0", "3"], "history 2 starts from nothing; within one, the last fold's texts")
-        #expect(snapshots.all == ["{\"offset\":4}", "{\"offset\":6}", "{\"offset\":3}", "{\"offset\":5}"])
     }
 
     /// A fold whose snapshot cannot be written comes out as `failed`, with
@@ -42,7 +55,7 @@ struct FoldEncoderTests {
         let encoder = FoldEncoder(logger: Logger(label: "test"))
         encoder.start()
         defer { encoder.stop() }
-        encoder.submit([SharedFold(board: "b", logName: "letters/b", offset: 1, encode: { _ in throw Broken() },
+        encoder.submit([SharedFold(board: "b", logName: "letters/b", offset: 1, encode: { throw Broken() },
                                    history: 1, answers: [], epoch: "e")])
         let out = try #require(encoder.takeWritten())
         guard out.count == 1, case let .failed(fold, reason) = out[0] else {

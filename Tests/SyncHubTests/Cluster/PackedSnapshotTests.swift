@@ -32,7 +32,7 @@ struct PackedSnapshotTests {
             _ = try PackedSnapshot.unpack(Array(packed.dropLast(4)))
             Issue.record("a value cut before its checksum unpacked")
         } catch {
-            #expect(error.description.contains("neither JSON nor a whole zlib stream"), "\(error)")
+            #expect(error.description.contains("neither JSON nor whole zlib streams"), "\(error)")
         }
     }
 
@@ -41,5 +41,17 @@ struct PackedSnapshotTests {
         #expect(zeros.count < 64 << 10)
         #expect(throws: PackedSnapshot.Failure.self) { try PackedSnapshot.unpack(zeros, limit: 1 << 20) }
         #expect(try PackedSnapshot.unpack(zeros, limit: 4 << 20).utf8.count == 4 << 20)
+    }
+
+    /// Parts packed one by one and stored one after the other unpack to
+    /// their JSON joined; a value cut inside a later part is refused.
+    @Test func partsPackedOneByOneUnpackToTheirJoinedJSON() throws {
+        let deflater = Deflater()
+        let parts = ["{\"log\":[", String(Self.window.dropFirst().dropLast(2)), "]}"]
+        var stored: [UInt8] = []
+        for part in parts { stored += try deflater.pack(part) }
+        #expect(try PackedSnapshot.unpack(stored) == parts.joined())
+        #expect(throws: PackedSnapshot.Failure.self) { try PackedSnapshot.unpack(Array(stored.dropLast(3))) }
+        #expect(throws: PackedSnapshot.Failure.self) { try PackedSnapshot.unpack(stored + [0x78]) }
     }
 }

@@ -225,8 +225,7 @@ struct SharedOrderTests {
         #expect(!actions.contains { if case .close = $0 { return true } else { return false } })
         let reload = try #require(b.loads.first)
         #expect(b.loads.count == 1 && reload.board == "k", "the board is read again")
-        var texts = OperationTexts()
-        let snapshot = try fold.encode(&texts)
+        let snapshot = try fold.encode().whole
         let rest = Array(log.entries.dropFirst(Int(fold.offset)))
         let versionBefore = b.state("k")?["version"] as? Int ?? 0
         let again = SharedBoard(snapshot: snapshot, snapshotOffset: fold.offset, epoch: "e1", entries: rest)
@@ -254,9 +253,7 @@ struct SharedOrderTests {
     }
 
     /// R9: after `foldEvery` entries a hub offers a snapshot, and a hub
-    /// loading that snapshot plus the rest shows the same state. The second
-    /// fold writes only the operations since the first (`OperationTexts`),
-    /// and its snapshot is the one written from nothing.
+    /// loading that snapshot plus the rest shows the same state.
     @Test func aFoldedSnapshotLoadsToTheSameState() throws {
         var log = LogDouble()
         var a = HubDouble(id: "a", foldEvery: 4)
@@ -268,19 +265,16 @@ struct SharedOrderTests {
         }
         _ = a.takeProposals()
         let folds = a.folds
-        #expect(folds.count == 2)
-        var texts = OperationTexts()
-        _ = try folds[0].encode(&texts)
-        #expect(texts.count == 4, "the first fold's window: \(texts.count) operations")
-        texts = texts.mapValues { $0 + " " }   // marks what the second fold takes over
+        #expect(folds.count == 2 && folds[0].history == folds[1].history, "one history: the second fold may keep the first's runs")
         let fold = try #require(folds.last)
-        let snapshot = try fold.encode(&texts)
-        #expect(texts.count == 8 && texts.values.filter { $0.hasSuffix(" ") }.count == 4, "4 taken over, 4 written")
-        var fresh = OperationTexts()
-        // Equal as JSON (JSONEncoder writes the checkpoint's keys in no fixed order).
-        let written = try JSONSerialization.jsonObject(with: Data(try fold.encode(&fresh).utf8)) as? NSDictionary
-        let takenOver = try JSONSerialization.jsonObject(with: Data(snapshot.replacingOccurrences(of: "} ", with: "}").utf8)) as? [String: Any]
-        #expect(takenOver != nil && written?.isEqual(to: takenOver ?? [:]) == true)
+        // Packed as the fold encoder packs them: the second keeps the first's run.
+        var window = PackedWindow(history: fold.history)
+        let deflater = Deflater()
+        _ = try window.pack(folds[0].encode(), with: deflater)
+        let first = window.runs
+        let snapshot = try PackedSnapshot.unpack(window.pack(fold.encode(), with: deflater))
+        #expect(first.count == 1 && window.runs.count == 2 && window.runs[0].packed == first[0].packed)
+        #expect(window.runs.map(\.count) == [4, 4])
         var b = HubDouble(id: "b")
         let rest = Array(log.entries.dropFirst(Int(fold.offset)))
         _ = b.join(2, "todo/t", log: log, stored: SharedBoard(snapshot: snapshot, snapshotOffset: fold.offset, epoch: "e1", entries: rest))
