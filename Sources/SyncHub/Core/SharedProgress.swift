@@ -41,7 +41,7 @@ struct SharedProgress {
     var frontier = Stamp.origin
     /// Names the replica's history in this process: drawn anew when the room
     /// is made and whenever it is taken from a snapshot (`restart`), so what
-    /// is remembered of one history (a fold's `OperationTexts`) is never
+    /// is remembered of one history (a fold's packed runs, `PackedWindow`) is never
     /// used for another, whose operations may reuse its ids.
     var history = SharedProgress.newHistory()
     private static let histories = Atomic<UInt64>(0)
