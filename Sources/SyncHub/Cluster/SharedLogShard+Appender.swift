@@ -178,6 +178,9 @@ extension SharedLogShard {
                         // 'behind': a newer snapshot is stored; 'busy': another hub holds the lease.
                         if reply.elements.first?.text == "behind", let at = reply.elements.dropFirst().first?.integer, at > 0 {
                             news.append(.folded(board: fold.board, offset: UInt64(at)))
+                            news.append(.foldedElsewhere(board: fold.board))
+                        } else if reply.elements.first?.text == "busy" {
+                            news.append(.foldedElsewhere(board: fold.board))
                         }
                     }
                 }

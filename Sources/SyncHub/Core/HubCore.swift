@@ -240,6 +240,9 @@ struct HubCore {
             presence(board: board, clients: clients, names: names)
         case let .folded(board, offset):
             boards[board]?.shared.answersSinceFold.removeAll { $0.offset <= offset }
+            boards[board]?.shared.foldsElsewhere = false
+        case let .foldedElsewhere(board):
+            boards[board]?.shared.foldsElsewhere = true
         case let .logHead(board, head, lost):
             logHead(board: board, head: head, lost: lost, actions: &actions)
         case let .serverReached(server, boards):

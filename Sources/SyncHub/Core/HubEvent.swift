@@ -160,6 +160,10 @@ enum StoreAnswer: Sendable {
     case presence(board: String, clients: Int, names: [String])
     /// A snapshot at `offset` or later is stored (answers up to it are written down).
     case folded(board: String, offset: UInt64)
+    /// Another hub folds the board (it holds the fold's lease, or stored a
+    /// newer snapshot): this hub offers folds only when three folds' worth
+    /// went by without one, as a hub whose entries did not bring it there.
+    case foldedElsewhere(board: String)
     /// The board's log as the store holds it now (sampled each second, and
     /// at once when its server is reached again).
     /// `lost`: its last offset went below what the follower read, or the

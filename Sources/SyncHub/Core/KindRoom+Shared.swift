@@ -368,9 +368,13 @@ extension KindRoom {
         // The hub whose own entries brought the board to a fold offers it
         // (one hub writes the snapshot, not every hub); the others only
         // when three folds' worth went by without one from here, in case
-        // the proposing hub stopped (the lease decides between offers).
+        // the proposing hub stopped (the lease decides between offers). A
+        // hub that found another folding (its lease) waits as the others
+        // do: where every hub proposes, the lease holder folds and the rest
+        // do not write snapshots the lease would refuse.
         let sinceFold = shared.applied - min(shared.applied, shared.foldOffered)
-        if sinceFold >= core.sharedFoldEvery, proposedHere || sinceFold >= 3 * core.sharedFoldEvery { offerFold(core: &core) }
+        let mine = proposedHere && !shared.foldsElsewhere
+        if sinceFold >= core.sharedFoldEvery, mine || sinceFold >= 3 * core.sharedFoldEvery { offerFold(core: &core) }
         return true
     }
 

@@ -29,6 +29,8 @@ struct SharedProgress {
     var proposals: [UInt64: PendingProposal] = [:]
     /// The offset of the last fold this hub offered.
     var foldOffered: UInt64 = 0
+    /// Another hub folds this board (its lease): offers only after three folds' worth.
+    var foldsElsewhere = false
     /// First answers of keyed entries applied since the last fold this hub
     /// knows of, so a fold can write them down before the entries go.
     var answersSinceFold: [(offset: UInt64, key: String, answer: KeyedAnswer)] = []

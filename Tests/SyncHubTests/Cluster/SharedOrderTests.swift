@@ -284,6 +284,32 @@ struct SharedOrderTests {
         #expect(NSDictionary(dictionary: stateA).isEqual(to: stateB.merging(["clients": stateA["clients"] ?? 0]) { $1 }))
     }
 
+    /// A hub that found another folding the board (the fold's lease was
+    /// taken) offers its next fold only after three folds' worth, even of
+    /// its own entries; a fold of its own that lands makes it offer at once again.
+    @Test func aHubThatFoundAnotherFoldingOffersOnlyAfterThreeFoldsWorth() throws {
+        var log = LogDouble()
+        var b = HubDouble(id: "b", foldEvery: 4)
+        _ = b.join(2, "todo/t", log: log)
+        func add(_ count: Int, from start: Int) {
+            for index in start..<(start + count) {
+                _ = b.frame(2, #"{"type":"add","id":"i\#(index)","title":"t","after":null}"#)
+                _ = b.flush(into: &log)
+                _ = b.follow("todo/t", log: log)
+            }
+        }
+        add(4, from: 0)
+        #expect(b.folds.count == 1, "its own entries brought the board to a fold")
+        _ = b.handle(.store(.foldedElsewhere(board: "todo/t")))
+        add(8, from: 4)
+        #expect(b.folds.count == 1, "two folds' worth of its own entries: another hub folds")
+        add(4, from: 12)
+        #expect(b.folds.count == 2, "three folds' worth: it offers, in case that hub stopped")
+        _ = b.handle(.store(.folded(board: "todo/t", offset: try #require(b.folds.last).offset)))
+        add(4, from: 16)
+        #expect(b.folds.count == 3, "its own fold landed: it folds on its own entries again")
+    }
+
     /// A select judged "already selected" on a hub that had not yet applied
     /// another hub's reset is acknowledged with the version it was judged
     /// on, under which the letter is selected; a keyed resend to the other
