@@ -77,7 +77,15 @@ final class FoldEncoder: @unchecked Sendable {
             if stopping { return nil }
             if !written.isEmpty {
                 defer { written.removeAll(keepingCapacity: true) }
-                return written
+                // A folder slowed down (Redis timing out) sends only a board's newest snapshot.
+                var newest: [String: Int] = [:]
+                for (index, item) in written.enumerated() {
+                    if case let .snapshot(fold, _) = item { newest[fold.logName] = index }
+                }
+                return written.enumerated().compactMap { index, item in
+                    if case let .snapshot(fold, _) = item, newest[fold.logName] != index { return nil }
+                    return item
+                }
             }
         }
     }

@@ -2,12 +2,13 @@ import BoardCRDT
 
 /// The parts a board's snapshot was packed in last (`PackedSnapshot`): the
 /// window's operations in runs, each run packed on its own, so the next
-/// fold packs only the operations that came since. A window only grows at
-/// its end (an operation that comes late with an older stamp goes in its
-/// place, and the run around it is packed again) and loses its start when
-/// the engine compacts; within one history of a board an operation id names
-/// one operation, so a run whose first and last operations are where they
-/// were, as many apart, is the same run.
+/// fold packs only the operations that came since. On the hub a window only
+/// grows at its end (its log is sealed: an operation that comes late is
+/// stamped after the last, `ReplicaLimits.sealsOrder`) and loses its start
+/// when the engine compacts; within one history of a board an operation id
+/// names one operation, so a run whose first and last operations are where
+/// they were, as many apart, is the same run (and a run an operation went
+/// into the middle of fails that test and is packed again).
 struct PackedWindow {
     struct Run {
         var first: OperationID

@@ -445,6 +445,9 @@ final class SharedLog: BoardLog, @unchecked Sendable {
         for (server, stats) in all { out += "synchub_redis_failovers_total{server=\"\(server)\"} \(stats.failovers)\n" }
         family("synchub_redis_folds_total", "counter", "snapshots this hub wrote into Redis (the log before them trimmed)")
         for (server, stats) in all { out += "synchub_redis_folds_total{server=\"\(server)\"} \(stats.folds)\n" }
+        family("synchub_redis_folds_declined_total", "counter",
+               "snapshots this hub offered that Redis declined (another hub's lease, or a newer snapshot stored)")
+        for (server, stats) in all { out += "synchub_redis_folds_declined_total{server=\"\(server)\"} \(stats.foldsDeclined)\n" }
         return out
     }
 

@@ -313,7 +313,8 @@ extension SharedLogShard {
             let keys = SharedLogScripts.BoardKeys(logName: fold.logName)
             let head = evalText ? ["EVAL", SharedLogScripts.fold] : ["EVALSHA", hashes.fold]
             var command = head + ["6", keys.meta, keys.log, keys.snapshot, keys.keys, keys.keyOrder, keys.lease,
-                                  String(fold.offset), "", settings.hubID, String(settings.leaseMilliseconds),
+                                  String(fold.offset), "", settings.hubID,
+                                  String(fold.fallback ? min(1_000, settings.leaseMilliseconds) : settings.leaseMilliseconds),
                                   String(settings.maxKeysPerBoard), String(settings.keptBehindSnapshot), fold.epoch, String(fold.link)]
             for answer in fold.answers { command += [answer.key, answer.answer] }
             return (command, (at: head.count + 8, bytes: snapshot))

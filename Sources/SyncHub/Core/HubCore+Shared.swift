@@ -300,6 +300,8 @@ extension HubCore {
             // The snapshot written holds every answer this hub kept.
             room.shared.foldOffered = room.shared.applied
             room.shared.answersSinceFold.removeAll()
+            // A fold queued before it is answered 'behind' (the write-back's snapshot): not another hub's.
+            room.shared.foldsElsewhere = false
             actions.append(.report(HubReport(level: .notice, message: "wrote the board back into redis up to offset \(room.shared.applied)",
                                              board: room.name)))
             resumeProposals(room, actions: &actions)

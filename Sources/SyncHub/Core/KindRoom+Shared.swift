@@ -374,19 +374,19 @@ extension KindRoom {
         // do not write snapshots the lease would refuse.
         let sinceFold = shared.applied - min(shared.applied, shared.foldOffered)
         let mine = proposedHere && !shared.foldsElsewhere
-        if sinceFold >= core.sharedFoldEvery, mine || sinceFold >= 3 * core.sharedFoldEvery { offerFold(core: &core) }
+        if sinceFold >= core.sharedFoldEvery, mine || sinceFold >= 3 * core.sharedFoldEvery { offerFold(fallback: !mine, core: &core) }
         return true
     }
 
     /// Offers the log a snapshot at the offset applied now (R9); the log
     /// takes one hub's at a time and drops the entries before it.
-    private func offerFold(core: inout HubCore) {
+    private func offerFold(fallback: Bool, core: inout HubCore) {
         shared.foldOffered = shared.applied
         let (offset, version, image, frozen) = (shared.applied, version, replica.image, durableFrozen)
         let answers = shared.answersSinceFold.map { (key: "k:" + $0.key, answer: KeyedAnswerText.encode($0.answer)) }
         core.fold(SharedFold(board: name, logName: logName, offset: offset, encode: {
             try Self.snapshotText(offset: offset, version: version, image: image, frozen: frozen)
-        }, history: shared.history, answers: answers, epoch: shared.epoch, link: shared.link))
+        }, history: shared.history, answers: answers, fallback: fallback, epoch: shared.epoch, link: shared.link))
     }
 
     /// R15: the board as this hub holds it, to write back into a log that

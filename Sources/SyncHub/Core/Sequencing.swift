@@ -128,6 +128,10 @@ struct SharedFold: Sendable {
     var history: UInt64 = 0
     /// First answers of keys used by entries up to `offset`, as `KeyedAnswerText`.
     var answers: [(key: String, answer: String)]
+    /// Offered by a hub whose own entries did not bring the board to it (in
+    /// case the hub that folds stopped): it takes the fold's lease for a
+    /// moment only, so the hub whose clients write gets it back.
+    var fallback = false
     /// The history it belongs to: a log that lost it (a new epoch) takes no snapshot of the old one.
     var epoch: String
     /// The link of the entry at `offset`: a log whose entry there is another takes no snapshot of this one.

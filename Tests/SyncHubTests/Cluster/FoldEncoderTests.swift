@@ -21,7 +21,9 @@ struct FoldEncoderTests {
 
     /// Within one history a fold packs only the operations since the last
     /// one (a window that lost its start, or took an operation in its
-    /// middle, packs the runs that changed); another history packs all.
+    /// middle, packs the runs that changed; a run that became the window's
+    /// first is packed again without the comma before it); another history
+    /// packs all.
     @Test(.timeLimit(.minutes(1)))
     func aFoldPacksOnlyWhatCameSinceTheBoardsLastFoldOfTheSameHistory() throws {
         let encoder = FoldEncoder(logger: Logger(label: "test"))
@@ -31,7 +33,8 @@ struct FoldEncoderTests {
             (Array(1...300), 1, 300),                  // runs 1-128, 129-256, 257-300
             (Array(1...450), 1, 150),                  // + 301-428, 429-450
             (Array(200...450), 1, 57),                 // compacted: 200-256 packed again (now first), the rest kept
-            (Array(200...210) + [999] + Array(211...450), 1, 58),  // one came late with an older stamp: its run again
+            (Array(200...210) + [999] + Array(211...450), 1, 58),  // one went into the middle: its run again
+            (Array(257...450), 1, 44),                 // compacted on a run's start: that run again, with no comma before it
             (Array(200...450), 2, 251),                // another history: everything
         ]
         for step in steps {
