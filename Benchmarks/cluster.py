@@ -34,9 +34,11 @@ with --only replaces its figures there and keeps the others). About 12
 minutes for everything. Method and figures: BENCHMARKS.md, "Cluster mode on
 Redis (issue 18)".
 """
-import argparse, json, os, pathlib, signal, socket, statistics, subprocess, tempfile, time, urllib.request, zlib
+import argparse, json, os, pathlib, signal, socket, statistics, subprocess, sys, tempfile, time, urllib.request
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "Tests" / "python"))
+from cluster_support import unpacked  # noqa: E402  (a packed snapshot's JSON)
 NO_LIMITS = ["--rate", "10000000", "--burst", "10000000"]  # the per-connection rate limit is a policy, not under test
 TICK = os.sysconf("SC_CLK_TCK")
 ARGS = None
@@ -466,16 +468,6 @@ def figure3r(results):
             fmt(med(rs, ("visibilityAtEveryClientMillis", "max")), 1), fmt(med(rs, ("hubCPUPercent",)), 0),
             fmt(med(rs, ("readerCPUPercent",)), 0), f"{min(r['connected'] for r in rs):,}",
             f"{min(r['changesMeasured'] for r in rs)}")
-
-
-def unpacked(stored):
-    """A packed snapshot's JSON (log format 3): zlib streams one after the other, their bytes joined."""
-    out = b""
-    while stored:
-        part = zlib.decompressobj()
-        out += part.decompress(stored)
-        stored = part.unused_data
-    return out
 
 
 def snapshot_window(redis, names):

@@ -83,7 +83,7 @@ Stable API (other test modules import it; extend, do not rename):
               (Sentinels); all stopped after the test.
     KindClient.url(hub, board) works with a ClusterHub (it has .port).
 """
-import os, pathlib, re, shutil, signal, socket, subprocess, tempfile, time, urllib.error, urllib.request
+import os, pathlib, re, shutil, signal, socket, subprocess, tempfile, time, urllib.error, urllib.request, zlib
 import pytest
 from hubprocess import ProcessLog, free_port  # noqa: E402,F401  (free_port: one allocator for every module)
 
@@ -457,6 +457,16 @@ class Sentinels:
 
 _SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)')
 _LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def unpacked(stored):
+    """A packed snapshot's JSON (log format 3): zlib streams one after the other, their bytes joined."""
+    out = b""
+    while stored:
+        part = zlib.decompressobj()
+        out += part.decompress(stored)
+        stored = part.unused_data
+    return out
 
 
 def metric_value(text, name, labels=None):

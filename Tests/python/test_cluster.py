@@ -10,13 +10,13 @@ Where a rule bounds a time (R3's two --redis-timeouts, R8's --redis-timeout
 and its 10 seconds) the test measures it and allows a stated slack for the
 test's own polling on a busy 2-core machine.
 """
-import asyncio, json, time, zlib
+import asyncio, json, time
 
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
-from cluster_support import (ClusterHub, RedisServer, free_port, metric_value, wait_until,  # noqa: F401
+from cluster_support import (ClusterHub, RedisServer, free_port, metric_value, unpacked, wait_until,  # noqa: F401
                              make_cluster_hub, make_redis, redis_server)
 from kind_client import KindClient, race
 
@@ -247,16 +247,6 @@ ONCE = {
     "todo": (lambda s0: {"type": "add", "after": None, "title": "milk"},
              lambda s0, s: [it["title"] for it in s["items"]] == ["milk"]),
 }
-
-
-def unpacked(stored):
-    """A packed snapshot's JSON (log format 3): zlib streams one after the other, their bytes joined."""
-    out = b""
-    while stored:
-        part = zlib.decompressobj()
-        out += part.decompress(stored)
-        stored = part.unused_data
-    return out
 
 
 def two_hubs(make_cluster_hub, redis, **kw):
