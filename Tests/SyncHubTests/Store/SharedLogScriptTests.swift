@@ -94,7 +94,9 @@ import Testing
     }
 
     @Test func pastItsShortestPartTheFenceWaitsForEveryHubAnArrivingHubKnewLiveUntilEachChecked() throws {
-        #expect(try arrive("h1", knows: ["h2"], run: "run-2") == 1_000, "the first to arrive starts the fence")
+        // The script reads the clock twice (TIME): a millisecond may go by between.
+        let started = try arrive("h1", knows: ["h2"], run: "run-2")
+        #expect((900...1_000).contains(started), "the first to arrive starts the fence: \(started) ms left")
         #expect(try arrive("h3", knows: [], run: "run-2") > 0, "a later arrival adds itself")
         try endShortestPart()
         for hub in ["h1", "h2"] {
